@@ -1,0 +1,25 @@
+//! The locks under study, one kind per file behind [`RawRwLock`].
+//!
+//! Each kind's file starts with its state-word bit map and invariants; its
+//! decisions (who is granted, who is woken, when handoff starts, whether a
+//! newcomer may steal) are plain functions over the state and the queue, so the
+//! native engine (real atomics and parking) and a discrete-event simulator follow
+//! one definition of each lock.
+
+pub mod guard;
+pub mod kind;
+pub mod mutex;
+pub mod percpu_rwsem;
+mod placeholder;
+pub mod qrwlock;
+pub mod qspinlock;
+pub mod raw;
+pub mod rwlock;
+pub mod rwsem;
+pub mod rwsem_fifo;
+pub mod spinlock;
+pub mod stats;
+
+pub use guard::{ReadGuard, RwLock, WriteGuard};
+pub use kind::{LockKind, LockVisitor};
+pub use raw::RawRwLock;

@@ -1,0 +1,45 @@
+//! The `rmap-storm` command line: parses arguments, hands them to one subcommand,
+//! and maps its outcome to an exit status (0 ok, 1 failed, 2 bad input).
+
+use clap::{Parser, Subcommand};
+use rmap_storm::cli;
+use std::process::ExitCode;
+
+/// Model the Linux reverse map and the locks that guard it.
+#[derive(Parser)]
+#[command(name = "rmap-storm", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build a model's initial world and print its rmap statistics.
+    Inspect(cli::inspect::Args),
+    /// Stress one lock kind locktorture/synchro-test style, checking exclusion.
+    Torture(cli::torture::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print and exit 0; real parse errors exit 2.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Inspect(args) => cli::inspect::run(args),
+        Command::Torture(args) => cli::torture::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rmap-storm: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! metrics (to be built).

@@ -1,0 +1,1 @@
+//! Model files: parse, apply --set overrides, validate.

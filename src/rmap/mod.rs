@@ -1,0 +1,1 @@
+//! The reverse map model.
