@@ -17,6 +17,7 @@ pub mod raw;
 pub mod rwlock;
 pub mod rwsem;
 pub mod rwsem_fifo;
+pub mod shim;
 pub mod spinlock;
 pub mod stats;
 
