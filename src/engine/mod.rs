@@ -1,1 +1,3 @@
-//! engine (to be built).
+//! Engines run a model's roles over its world with the lock under test.
+
+pub mod native;

@@ -1,0 +1,3 @@
+//! The native engine: real threads with fixed roles over one shared world.
+
+pub mod pin;
