@@ -46,7 +46,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let params = params(&args)?;
-    let progress = sweep::progress::bar(params.shard_points().len());
+    let progress = sweep::progress::bar();
     let outcome = sweep::run(&params, &args.out, &NativeRunner, &progress);
     progress.finish_and_clear();
     let outcome = outcome?;

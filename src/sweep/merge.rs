@@ -1,13 +1,15 @@
 //! `rmap-storm merge`: join the folders of one sweep's shards into one.
 
-use super::{PointRun, store};
+use super::{SweepResults, store};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Join the sweep folders `inputs` (shards of one sweep, or partial runs of it)
 /// into the folder `out`, which may already hold an earlier merge of the same
-/// sweep. A point held twice is taken from the first folder that holds it.
-pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<store::SweepResults> {
+/// sweep. A point held twice is kept from `out`, else from the first input
+/// that holds it (points follow from the parameters, so copies agree in all
+/// but their measurements).
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<SweepResults> {
     let Some(first) = inputs.first() else {
         return Err(Error::usage("merge: no sweep folder given"));
     };
@@ -28,20 +30,15 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<store::SweepResults> {
             store::PARAMS_FILE
         )));
     }
-    let mut runs: Vec<PointRun> = store::existing_runs(out, &params)?;
+    let held = store::existing_runs(out, &params)?;
+    let mut results = SweepResults::new(params, held);
     for run in loaded.into_iter().flat_map(|l| l.runs) {
-        if let Err(at) = runs.binary_search_by_key(&run.point.index, |r| r.point.index) {
-            runs.insert(at, run);
-        }
+        results.insert(run);
     }
-    store::create(out, &params)?;
-    for run in &runs {
+    store::create(out, &results.sweep)?;
+    for run in &results.runs {
         store::save_point(out, run)?;
     }
-    store::save_results(out, &params, &runs)?;
-    Ok(store::SweepResults {
-        schema: crate::report::run::SCHEMA,
-        sweep: params,
-        runs,
-    })
+    store::save_results(out, &results)?;
+    Ok(results)
 }

@@ -4,9 +4,9 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar for `len` points on stderr.
-pub fn bar(len: usize) -> ProgressBar {
-    let bar = ProgressBar::new(len as u64);
+/// A bar on stderr; [`super::run`] sets its length to the points to run.
+pub fn bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
     let style = ProgressStyle::with_template(
         "{elapsed_precise} [{bar:30}] {pos}/{len} points, eta {eta} {msg}",
     )

@@ -4,7 +4,7 @@
 //! Points run one after another, never in parallel: a native point measures the
 //! machine, and two at once would measure each other.
 
-use super::{PointRun, Runner, SweepParams, SweepPoint, store};
+use super::{PointRun, Runner, SweepParams, SweepPoint, SweepResults, store};
 use crate::{Error, Result};
 use indicatif::ProgressBar;
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::path::Path;
 #[derive(Debug)]
 pub struct SweepOutcome {
     /// Every finished point of the folder, by point index.
-    pub results: store::SweepResults,
+    pub results: SweepResults,
     /// Points run now.
     pub ran: usize,
     /// Points the folder already held from an earlier, interrupted sweep.
@@ -33,45 +33,34 @@ pub fn run(
     progress: &ProgressBar,
 ) -> Result<SweepOutcome> {
     params.validate().map_err(Error::usage)?;
-    let mut runs = store::existing_runs(out, params)?;
+    let held = store::existing_runs(out, params)?;
     let points = params.shard_points();
     for point in &points {
         runner.check(point).map_err(|e| at_point(e, point))?;
     }
     store::create(out, params)?;
-    let resumed = runs.len();
+    let mut results = SweepResults::new(params.clone(), held);
+    let resumed = results.runs.len();
     progress.set_length(points.len() as u64);
     progress.set_position(resumed as u64);
-    let mut ran = 0;
-    let pending: Vec<&SweepPoint> = points.iter().filter(|p| !holds(&runs, p.index)).collect();
-    for point in pending {
+    let pending: Vec<&SweepPoint> = points.iter().filter(|p| !results.holds(p.index)).collect();
+    for point in &pending {
         progress.set_message(point.label());
         let report = runner.run(point).map_err(|e| at_point(e, point))?;
         let run = PointRun {
             report,
-            point: point.clone(),
+            point: (*point).clone(),
         };
         store::save_point(out, &run)?;
-        let at = runs.partition_point(|r| r.point.index < point.index);
-        runs.insert(at, run);
-        store::save_results(out, params, &runs)?;
+        results.insert(run);
+        store::save_results(out, &results)?;
         progress.inc(1);
-        ran += 1;
     }
     Ok(SweepOutcome {
-        results: store::SweepResults {
-            schema: crate::report::run::SCHEMA,
-            sweep: params.clone(),
-            runs,
-        },
-        ran,
+        results,
+        ran: pending.len(),
         resumed,
     })
-}
-
-/// Whether `runs` (sorted by index) holds the point `index`.
-fn holds(runs: &[PointRun], index: usize) -> bool {
-    runs.binary_search_by_key(&index, |r| r.point.index).is_ok()
 }
 
 /// The runner's error, naming the point, of the same kind (usage or failure).

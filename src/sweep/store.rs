@@ -40,6 +40,36 @@ pub struct SweepResults {
     pub runs: Vec<PointRun>,
 }
 
+impl SweepResults {
+    /// The results of `sweep` so far: `runs`, sorted by point index.
+    pub fn new(sweep: SweepParams, mut runs: Vec<PointRun>) -> SweepResults {
+        runs.sort_by_key(|r| r.point.index);
+        SweepResults {
+            schema: SCHEMA,
+            sweep,
+            runs,
+        }
+    }
+
+    /// Whether the point `index` has finished.
+    pub fn holds(&self, index: usize) -> bool {
+        self.runs
+            .binary_search_by_key(&index, |r| r.point.index)
+            .is_ok()
+    }
+
+    /// Add a finished point, keeping index order; a point already held is kept
+    /// as it is and `run` dropped.
+    pub fn insert(&mut self, run: PointRun) {
+        if let Err(at) = self
+            .runs
+            .binary_search_by_key(&run.point.index, |r| r.point.index)
+        {
+            self.runs.insert(at, run);
+        }
+    }
+}
+
 /// The temp name [`write_atomic`] uses for `path`; it keeps the extension, so
 /// writers that pick a format by extension (plotters' bitmap) can use it too.
 pub fn temp_path(path: &Path) -> PathBuf {
@@ -73,7 +103,8 @@ pub fn commit_temp(path: &Path) -> Result<()> {
         .map_err(|e| io_error("syncing the folder of", path, e))
 }
 
-/// The finished points an `--out` folder already holds for `params`, checked
+/// The finished points an `--out` folder already holds for `params` (in file
+/// name order), checked
 /// before anything is written. A missing or empty folder holds none; a folder
 /// of the same sweep is resumed; anything else is refused.
 pub fn existing_runs(out: &Path, params: &SweepParams) -> Result<Vec<PointRun>> {
@@ -121,21 +152,13 @@ pub fn save_point(out: &Path, run: &PointRun) -> Result<()> {
     write_atomic(&out.join(POINTS_DIR).join(name), &to_json(run)?)
 }
 
-/// Rebuild results.json and results.csv from `runs` (sorted by point index).
-pub fn save_results(out: &Path, params: &SweepParams, runs: &[PointRun]) -> Result<()> {
-    #[derive(Serialize)]
-    struct Results<'a> {
-        schema: u32,
-        sweep: &'a SweepParams,
-        runs: &'a [PointRun],
-    }
-    let results = Results {
-        schema: SCHEMA,
-        sweep: params,
-        runs,
-    };
-    write_atomic(&out.join(RESULTS_JSON), &to_json(&results)?)?;
-    write_atomic(&out.join(RESULTS_CSV), &csv::to_bytes(&csv::rows(runs))?)
+/// Rebuild results.json and results.csv from `results`.
+pub fn save_results(out: &Path, results: &SweepResults) -> Result<()> {
+    write_atomic(&out.join(RESULTS_JSON), &to_json(results)?)?;
+    write_atomic(
+        &out.join(RESULTS_CSV),
+        &csv::to_bytes(&csv::rows(&results.runs))?,
+    )
 }
 
 /// Read a sweep: a folder (its sweep.json and points, or else its
@@ -143,11 +166,8 @@ pub fn save_results(out: &Path, params: &SweepParams, runs: &[PointRun]) -> Resu
 pub fn load(path: &Path) -> Result<SweepResults> {
     if path.is_dir() {
         if path.join(PARAMS_FILE).exists() {
-            return Ok(SweepResults {
-                schema: SCHEMA,
-                sweep: read_json(&path.join(PARAMS_FILE))?,
-                runs: read_points(path)?,
-            });
+            let sweep = read_json(&path.join(PARAMS_FILE))?;
+            return Ok(SweepResults::new(sweep, read_points(path)?));
         }
         if path.join(RESULTS_JSON).exists() {
             return read_results(&path.join(RESULTS_JSON));
@@ -173,18 +193,16 @@ fn read_results(path: &Path) -> Result<SweepResults> {
     Ok(results)
 }
 
-/// Every DIR/points/*.json, by point index.
+/// Every DIR/points/*.json, in file name order.
 fn read_points(dir: &Path) -> Result<Vec<PointRun>> {
     let points = dir.join(POINTS_DIR);
     if !points.exists() {
         return Ok(Vec::new());
     }
-    let mut runs = visible_entries(&points)?
+    visible_entries(&points)?
         .iter()
         .map(|path| read_json::<PointRun>(path))
-        .collect::<Result<Vec<_>>>()?;
-    runs.sort_by_key(|run| run.point.index);
-    Ok(runs)
+        .collect()
 }
 
 /// Parse one JSON file; a missing or malformed file is bad input.
