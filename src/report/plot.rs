@@ -161,13 +161,8 @@ impl Plotter<'_> {
             let linear: Vec<Line> = lines.iter().filter_map(linear_reference).collect();
             lines.extend(linear);
         }
-        self.chart(
-            "throughput",
-            &format!("{role} throughput"),
-            "ops/s",
-            true,
-            lines,
-        )
+        let (title, y_label) = (format!("{role} throughput"), format!("{role} ops/s"));
+        self.chart("throughput", &title, &y_label, true, lines)
     }
 
     fn latency(&self) -> Chart {
