@@ -10,7 +10,6 @@ use rmap_storm::sweep;
 fn key(lock: LockKind, x: u32) -> GroupKey {
     GroupKey {
         lock,
-        x_index: x as usize,
         x_key: "threads".into(),
         x: x.to_string(),
     }
@@ -69,11 +68,21 @@ fn the_table_has_lkp_columns_and_marks() {
 }
 
 fn sweep_folder(dir: &std::path::Path, seed: u64) -> std::path::PathBuf {
-    let params = sweep::SweepParams {
-        seed,
-        ..sweep_fake::params()
-    };
-    let out = dir.join(format!("seed{seed}"));
+    sweep_folder_of(
+        dir,
+        sweep::SweepParams {
+            seed,
+            ..sweep_fake::params()
+        },
+    )
+}
+
+fn sweep_folder_of(dir: &std::path::Path, params: sweep::SweepParams) -> std::path::PathBuf {
+    let out = dir.join(format!(
+        "seed{}-x{}",
+        params.seed,
+        params.x.labels().join("-")
+    ));
     let runner = sweep_fake::report;
     sweep::run(&params, &out, &runner, &ProgressBar::hidden()).unwrap();
     out
@@ -179,5 +188,43 @@ fn a_file_that_is_no_run_is_a_usage_error() {
             .unwrap_err()
             .exit_code(),
         2
+    );
+}
+
+#[test]
+fn sweeps_over_different_x_values_pair_by_value_and_sort_numerically() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = sweep_folder(dir.path(), 7);
+    let wider = sweep::SweepParams {
+        x: sweep::XAxis::Threads(vec![2, 4, 16]),
+        ..sweep_fake::params()
+    };
+    let new = sweep_folder_of(dir.path(), wider);
+    let result = compare::compare(
+        &compare::load(&base).unwrap(),
+        &compare::load(&new).unwrap(),
+    );
+    assert_eq!(result.only_base, ["spinlock/threads=1", "rwsem/threads=1"]);
+    assert_eq!(result.only_new, ["spinlock/threads=16", "rwsem/threads=16"]);
+    // threads=2 of one is threads=2 of the other, though at another x position.
+    let row = result
+        .rows
+        .iter()
+        .find(|r| r.metric == "rwsem/threads=2/roles.reclaim.ops_per_s")
+        .unwrap();
+    assert_eq!((row.change_pct, row.changed), (0.0, false));
+    // 16 after 4, though "16" < "4" as text.
+    let keys: Vec<String> = compare::load(&new)
+        .unwrap()
+        .keys()
+        .map(|k| k.to_string())
+        .collect();
+    assert_eq!(
+        keys[..3],
+        [
+            "spinlock/threads=2",
+            "spinlock/threads=4",
+            "spinlock/threads=16"
+        ]
     );
 }

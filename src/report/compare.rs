@@ -22,17 +22,38 @@ use crate::locks::LockKind;
 use crate::sweep::{SweepResults, store};
 use crate::{Error, Result};
 use serde_json::Value;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
 /// A point of a sweep (or a lone run): what a group of samples measured.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// Groups of two inputs match when lock, x key and x value are equal; they
+/// sort by lock, x key, then x (as numbers when both are numbers).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupKey {
     pub lock: LockKind,
-    pub x_index: usize,
     pub x_key: String,
     pub x: String,
+}
+
+impl Ord for GroupKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let numeric = match (self.x.parse::<f64>(), other.x.parse::<f64>()) {
+            (Ok(a), Ok(b)) => a.total_cmp(&b),
+            _ => Ordering::Equal,
+        };
+        (self.lock, &self.x_key)
+            .cmp(&(other.lock, &other.x_key))
+            .then(numeric)
+            .then_with(|| self.x.cmp(&other.x))
+    }
+}
+
+impl PartialOrd for GroupKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl std::fmt::Display for GroupKey {
@@ -88,7 +109,6 @@ fn sweep_groups(results: &SweepResults) -> Groups {
     for run in &results.runs {
         let key = GroupKey {
             lock: run.point.lock,
-            x_index: run.point.x_index,
             x_key: run.point.x_key.clone(),
             x: run.point.x.clone(),
         };
@@ -100,7 +120,6 @@ fn sweep_groups(results: &SweepResults) -> Groups {
 fn run_groups(report: &RunReport) -> Groups {
     let key = GroupKey {
         lock: report.lock,
-        x_index: 0,
         x_key: "threads".into(),
         x: report.threads.to_string(),
     };
