@@ -11,7 +11,7 @@
 //! Text comes from DejaVu Sans embedded by the `dejavu` crate, so no system font
 //! is needed. Files are written atomically, like every sweep file.
 
-use super::pick::{default_role, main_lock_class};
+use super::pick::{default_role, main_lock_class, roles};
 use super::run::RunReport;
 use super::stats::Summary;
 use crate::locks::LockKind;
@@ -120,13 +120,8 @@ pub fn charts(results: &SweepResults, role: Option<&str>) -> Result<Vec<Chart>> 
         Some(role) => role.to_string(),
         None => default_role(reports.clone()).unwrap_or_default(),
     };
-    if !reports.clone().any(|r| r.roles.contains_key(&role)) {
-        let mut roles: Vec<&str> = reports
-            .flat_map(|r| r.roles.keys())
-            .map(|s| s.as_str())
-            .collect();
-        roles.sort();
-        roles.dedup();
+    let roles = roles(reports);
+    if !roles.contains(&role.as_str()) {
         return Err(Error::usage(format!(
             "--role {role}: no run has this role (roles: {})",
             roles.join(", ")

@@ -11,7 +11,7 @@
 //! Every file is written whole or not at all: into `.tmp-NAME` in the same
 //! folder, fsynced, then renamed over NAME (rename within a file system is
 //! atomic), and the folder fsynced so the rename itself survives a crash. The
-//! points are the record; results.* are rebuilt from them after each point, so a
+//! points are the record; results.* are rewritten whole after each point, so a
 //! sweep killed at any moment keeps every finished point. Only a kill during a
 //! write can leave a `.tmp-*` file: readers skip dot files and the next sweep or
 //! merge into the folder deletes them.
