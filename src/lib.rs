@@ -13,5 +13,6 @@ pub mod metrics;
 pub mod model;
 pub mod report;
 pub mod rmap;
+pub mod sweep;
 
 pub use error::{Error, Result};

@@ -19,6 +19,14 @@ enum Command {
     Inspect(cli::inspect::Args),
     /// Stress one lock kind locktorture/synchro-test style, checking exclusion.
     Torture(cli::torture::Args),
+    /// Run a model at every (threads or --vary value, lock, repeat) point; write results and plots.
+    Sweep(cli::sweep::Args),
+    /// Draw a sweep's scaling curves as PNG and SVG.
+    Plot(cli::plot::Args),
+    /// Compare two runs or sweeps, LKP style: base, %change, new for every metric.
+    Compare(cli::compare::Args),
+    /// Join the shard folders of one sweep into one folder with results and plots.
+    Merge(cli::merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +42,10 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Inspect(args) => cli::inspect::run(args),
         Command::Torture(args) => cli::torture::run(args),
+        Command::Sweep(args) => cli::sweep::run(args),
+        Command::Plot(args) => cli::plot::run(args),
+        Command::Compare(args) => cli::compare::run(args),
+        Command::Merge(args) => cli::merge::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,5 +2,10 @@
 //! Each turns arguments into a config for the layer below and hands printing to
 //! `report`; none formats figures itself.
 
+pub mod compare;
+pub mod duration;
 pub mod inspect;
+pub mod merge;
+pub mod plot;
+pub mod sweep;
 pub mod torture;

@@ -1,0 +1,27 @@
+//! The one boundary between a sweep and an engine: whatever runs a point and
+//! returns its [`RunReport`]. The native engine, a simulator or a test's fake
+//! plugs in here; the sweep loop, plots and comparisons never know which.
+
+use super::SweepPoint;
+use crate::Result;
+use crate::report::RunReport;
+
+/// Runs one point of a sweep.
+pub trait Runner {
+    /// Reject a point that cannot run (a bad model file, a bad override) without
+    /// running it. The sweep checks every point before it writes anything, so
+    /// bad input exits 2 with no output; the default accepts everything.
+    fn check(&self, _point: &SweepPoint) -> Result<()> {
+        Ok(())
+    }
+
+    /// Run the point and report it.
+    fn run(&self, point: &SweepPoint) -> Result<RunReport>;
+}
+
+/// Any closure is a runner that accepts every point.
+impl<F: Fn(&SweepPoint) -> Result<RunReport>> Runner for F {
+    fn run(&self, point: &SweepPoint) -> Result<RunReport> {
+        self(point)
+    }
+}
