@@ -33,10 +33,23 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // --help and --version print and exit 0; real parse errors exit 2.
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
+            // --help and --version print and exit 0. A real parse error is bad
+            // input: one line (clap's first), exit 2.
+            if !e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                return ExitCode::from(2);
+            }
+            let text = e.render().to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            eprintln!("rmap-storm: {}", line.trim_start_matches("error: "));
+            return ExitCode::from(2);
         }
     };
     let outcome = match cli.command {

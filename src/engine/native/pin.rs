@@ -24,7 +24,10 @@ impl CpuList {
             }
             for c in lo..=hi {
                 if c >= online {
-                    return Err(format!("--pin: CPU {c} does not exist (allowed: 0-{})", online - 1));
+                    return Err(format!(
+                        "--pin: CPU {c} does not exist (allowed: 0-{})",
+                        online - 1
+                    ));
                 }
                 if !cpus.contains(&c) {
                     cpus.push(c);
@@ -49,12 +52,16 @@ impl CpuList {
 }
 
 fn parse_cpu(s: &str) -> Result<usize, String> {
-    s.trim().parse().map_err(|_| format!("--pin: '{s}' is not a CPU number (format: 0-3,6)"))
+    s.trim()
+        .parse()
+        .map_err(|_| format!("--pin: '{s}' is not a CPU number (format: 0-3,6)"))
 }
 
 /// CPUs this process may run on.
 pub fn online_cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// Pin the calling thread to `cpu` (sched_setaffinity on the thread itself).
@@ -85,7 +92,11 @@ mod tests {
 
     #[test]
     fn rejects_missing_cpus_and_garbage() {
-        assert!(CpuList::parse("0-4", 4).unwrap_err().contains("CPU 4 does not exist (allowed: 0-3)"));
+        assert!(
+            CpuList::parse("0-4", 4)
+                .unwrap_err()
+                .contains("CPU 4 does not exist (allowed: 0-3)")
+        );
         assert!(CpuList::parse("x", 4).is_err());
         assert!(CpuList::parse("3-1", 4).is_err());
         assert!(CpuList::parse("", 4).is_err());
