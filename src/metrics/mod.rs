@@ -16,5 +16,5 @@ pub mod lock;
 pub use counters::PerThread;
 pub use ctx::ThreadCtx;
 pub use fairness::{fairness, jain, starved_mark};
-pub use latency::{histogram, latency, merge};
+pub use latency::{histogram, latency, merge, record};
 pub use lock::{class_report, contended_pct, mean_wake_batch, wait_share};
