@@ -42,9 +42,12 @@ fn every_kind_passes_ten_readers_two_writers_one_downgrader() {
         ]);
         let stdout = text(&out.stdout);
         let ok = out.status.code() == Some(0)
-            && [line(&stdout, "Writes:  Total: "), line(&stdout, "Reads :  Total: ")]
-                .iter()
-                .all(|l| l.is_some_and(|l| l.ends_with("Fail: 0")))
+            && [
+                line(&stdout, "Writes:  Total: "),
+                line(&stdout, "Reads :  Total: "),
+            ]
+            .iter()
+            .all(|l| l.is_some_and(|l| l.ends_with("Fail: 0")))
             && stdout.starts_with(&format!("torture: lock {kind},"))
             && line(&stdout, "  0   0  10   2   1 -   2/2 ").is_some();
         if !ok {
@@ -70,23 +73,54 @@ fn without_lock_the_build_default_kind_runs() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--lock", "bkl", "--readers", "1"], "--lock: unknown lock kind 'bkl'"),
-        (&["--readers", "-1"], "--readers: -1 is out of range (allowed 0..=4096)"),
+        (
+            &["--lock", "bkl", "--readers", "1"],
+            "--lock: unknown lock kind 'bkl'",
+        ),
+        (
+            &["--readers", "-1"],
+            "--readers: -1 is out of range (allowed 0..=4096)",
+        ),
         (&["--writers", "5000"], "--writers: 5000 is out of range"),
-        (&["--readers", "4000", "--writers", "97"], "4097 threads is out of range (allowed 1..=4096)"),
+        (
+            &["--readers", "4000", "--writers", "97"],
+            "4097 threads is out of range (allowed 1..=4096)",
+        ),
         (&[], "0 threads is out of range"),
-        (&["--readers", "1", "--duration", "0s"], "--duration: '0s' is out of range"),
-        (&["--readers", "1", "--duration", "-5s"], "--duration: '-5s' is not a duration"),
-        (&["--readers", "1", "--duration", "soon"], "--duration: 'soon' is not a duration"),
-        (&["--readers", "1", "--load-us", "1000"], "--load-us: 1000 is out of range (allowed 0..=999)"),
-        (&["--readers", "1", "--interval-us", "-2"], "--interval-us: -2 is out of range"),
+        (
+            &["--readers", "1", "--duration", "0s"],
+            "--duration: '0s' is out of range",
+        ),
+        (
+            &["--readers", "1", "--duration", "-5s"],
+            "--duration: '-5s' is not a duration",
+        ),
+        (
+            &["--readers", "1", "--duration", "soon"],
+            "--duration: 'soon' is not a duration",
+        ),
+        (
+            &["--readers", "1", "--load-us", "1000"],
+            "--load-us: 1000 is out of range (allowed 0..=999)",
+        ),
+        (
+            &["--readers", "1", "--interval-us", "-2"],
+            "--interval-us: -2 is out of range",
+        ),
     ];
     for (args, want) in cases {
         let out = torture(args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: not one line:\n{stderr}");
-        assert!(stderr.contains(want), "{args:?}\nexpected: {want}\nactual:   {stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?}: not one line:\n{stderr}"
+        );
+        assert!(
+            stderr.contains(want),
+            "{args:?}\nexpected: {want}\nactual:   {stderr}"
+        );
         assert!(out.stdout.is_empty(), "{args:?} printed a report");
     }
 }
