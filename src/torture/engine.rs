@@ -4,9 +4,10 @@
 //! Step 2: sleep for the duration, then raise the stop flag; each thread sees it
 //! at the top of its next iteration.
 //! Step 3 (watchdog): wait for the threads until twice the duration after the
-//! start. A thread still inside an acquire then (a livelocked spinlock, a lost
-//! wake-up) is reported as stuck and left behind: its progress counters are
-//! atomics the main thread reads anyway, and the caller ends the process.
+//! start, but at least [`MIN_GRACE`] after the stop flag. A thread still running
+//! then (inside an acquire of a livelocked spinlock, or after a lost wake-up) is
+//! reported as stuck and left behind: its progress counters are atomics the
+//! main thread reads anyway, and the caller ends the process.
 
 use super::check::{Occupancy, Seen};
 use super::config::{Config, Role};
@@ -29,6 +30,13 @@ const FAILS: usize = 1;
 // threads within 1 GiB of address space (std's default is 2 MiB each) with room
 // for unoptimised builds.
 const STACK: usize = 256 * 1024;
+
+/// The watchdog's least wait after the stop flag. With more spinning threads
+/// than CPUs (13 threads on a shared 2-core machine) a spinning lock's queue
+/// drains after the stop flag at about one scheduler period per handoff, tens
+/// of milliseconds each when a waiter next in line is preempted; a shorter grace
+/// would report a slow drain of a short run as a livelock.
+pub const MIN_GRACE: Duration = Duration::from_secs(1);
 
 // How often the main thread looks for finished threads after the stop flag.
 const POLL: Duration = Duration::from_millis(1);
@@ -68,7 +76,8 @@ pub enum End {
     /// It saw the stop flag and returned; `acquire_ns` is the time from each
     /// request to its grant.
     Finished { acquire_ns: Histogram<u64> },
-    /// Still inside an acquire at the watchdog (twice the duration).
+    /// Still running at the watchdog (twice the duration, at least
+    /// [`MIN_GRACE`] after the stop flag): in practice inside an acquire.
     Stuck,
     /// It panicked (a lock implementation's assertion).
     Panicked,
@@ -131,7 +140,7 @@ pub fn run_with<L: RawRwLock>(cfg: &Config) -> Result<Outcome> {
     shared.stop.store(true, Relaxed);
     let elapsed = start.elapsed();
 
-    let watchdog = start + cfg.duration * 2;
+    let watchdog = start + cfg.duration + cfg.duration.max(MIN_GRACE);
     while handles.iter().any(|h| !h.is_finished()) && Instant::now() < watchdog {
         thread::sleep(POLL);
     }

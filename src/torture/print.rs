@@ -278,7 +278,7 @@ fn watchdog_line(o: &Outcome) -> Option<String> {
         }
     }
     Some(format!(
-        "watchdog: {stuck} of {} threads still inside an acquire at 2x the duration{}{}; \
+        "watchdog: {stuck} of {} threads still running at the watchdog, inside an acquire{}{}; \
          their lock counters and latencies are missing above",
         o.threads.len(),
         if parts.is_empty() {
@@ -427,7 +427,7 @@ mod tests {
         let out = render(&o);
         assert!(
             out.contains(
-                "watchdog: 1 of 3 threads still inside an acquire at 2x the duration (1 writers)"
+                "watchdog: 1 of 3 threads still running at the watchdog, inside an acquire (1 writers)"
             ),
             "{out}"
         );
