@@ -3,11 +3,14 @@
 //! Step 1: start every thread behind the [`Gate`] so they begin together.
 //! Step 2: sleep for the duration, then raise the stop flag; each thread sees it
 //! at the top of its next iteration.
-//! Step 3 (watchdog): wait for the threads until twice the duration after the
-//! start, but at least [`MIN_GRACE`] after the stop flag. A thread still running
-//! then (inside an acquire of a livelocked spinlock, or after a lost wake-up) is
-//! reported as stuck and left behind: its progress counters are atomics the
-//! main thread reads anyway, and the caller ends the process.
+//! Step 3 (watchdog): wait for the threads to finish their last iteration.
+//! The run is declared stuck when no thread has finished for a whole window
+//! (the duration, at least [`MIN_WINDOW`]), so a livelocked lock ends the run
+//! at twice the duration, while a slow but moving drain is waited for. Threads
+//! still running then (inside an acquire of a livelocked spinlock, or after a
+//! lost wake-up) are reported as stuck and left behind: their progress
+//! counters are atomics the main thread reads anyway, and the caller ends the
+//! process.
 
 use super::check::{Occupancy, Seen};
 use super::config::{Config, Role};
@@ -31,12 +34,14 @@ const FAILS: usize = 1;
 // for unoptimised builds.
 const STACK: usize = 256 * 1024;
 
-/// The watchdog's least wait after the stop flag. With more spinning threads
-/// than CPUs (13 threads on a shared 2-core machine) a spinning lock's queue
-/// drains after the stop flag at about one scheduler period per handoff, tens
-/// of milliseconds each when a waiter next in line is preempted; a shorter grace
-/// would report a slow drain of a short run as a livelock.
-pub const MIN_GRACE: Duration = Duration::from_secs(1);
+/// The watchdog's shortest window without a thread finishing. After the stop
+/// flag, threads blocked in a spinning lock's queue drain at about one
+/// scheduler period per handoff when waiters outnumber CPUs, and a thread
+/// waking among N runnable ones waits up to N time slices (EEVDF): tens of
+/// milliseconds on a loaded 2-core machine with 13 threads, seconds with
+/// thousands. A 1 s quiet window tells that drain from a livelock, which
+/// makes no progress at all.
+pub const MIN_WINDOW: Duration = Duration::from_secs(1);
 
 // How often the main thread looks for finished threads after the stop flag.
 const POLL: Duration = Duration::from_millis(1);
@@ -76,8 +81,8 @@ pub enum End {
     /// It saw the stop flag and returned; `acquire_ns` is the time from each
     /// request to its grant.
     Finished { acquire_ns: Histogram<u64> },
-    /// Still running at the watchdog (twice the duration, at least
-    /// [`MIN_GRACE`] after the stop flag): in practice inside an acquire.
+    /// Still running when the watchdog gave up (no thread had finished for
+    /// its window): in practice inside an acquire.
     Stuck,
     /// It panicked (a lock implementation's assertion).
     Panicked,
@@ -140,10 +145,7 @@ pub fn run_with<L: RawRwLock>(cfg: &Config) -> Result<Outcome> {
     shared.stop.store(true, Relaxed);
     let elapsed = start.elapsed();
 
-    let watchdog = start + cfg.duration + cfg.duration.max(MIN_GRACE);
-    while handles.iter().any(|h| !h.is_finished()) && Instant::now() < watchdog {
-        thread::sleep(POLL);
-    }
+    await_threads(&handles, cfg.duration.max(MIN_WINDOW));
     Ok(collect(&shared, cfg, roles, handles, elapsed))
 }
 
@@ -178,6 +180,20 @@ fn spawn_all<L: RawRwLock>(
         }
     }
     Ok(handles)
+}
+
+/// The watchdog: return when every thread finished, or when none has
+/// finished for `window`.
+fn await_threads(handles: &[JoinHandle<ThreadEnd>], window: Duration) {
+    let finished = || handles.iter().filter(|h| h.is_finished()).count();
+    let (mut done, mut last_progress) = (finished(), Instant::now());
+    while done < handles.len() && last_progress.elapsed() < window {
+        thread::sleep(POLL);
+        let now_done = finished();
+        if now_done > done {
+            (done, last_progress) = (now_done, Instant::now());
+        }
+    }
 }
 
 /// Gather every thread's figures; threads not finished by now are left running.

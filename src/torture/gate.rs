@@ -12,7 +12,11 @@ use std::sync::{Condvar, Mutex};
 #[derive(Default)]
 pub struct Gate {
     state: Mutex<State>,
-    cv: Condvar,
+    /// The starter waits here for arrivals: one waiter, so each arrival wakes
+    /// only it (waking every worker per arrival would be n^2 wake-ups).
+    arrivals: Condvar,
+    /// Workers wait here for the gate to open: one wake-up for all of them.
+    opened: Condvar,
 }
 
 #[derive(Default)]
@@ -26,24 +30,24 @@ impl Gate {
     pub fn arrive_and_wait(&self) {
         let mut s = self.state.lock().expect("gate lock poisoned");
         s.arrived += 1;
-        self.cv.notify_all();
+        self.arrivals.notify_one();
         while !s.open {
-            s = self.cv.wait(s).expect("gate lock poisoned");
+            s = self.opened.wait(s).expect("gate lock poisoned");
         }
     }
 
-    /// Block until `n` workers have arrived.
+    /// Block until `n` workers have arrived (one thread may wait here).
     pub fn wait_for(&self, n: usize) {
         let mut s = self.state.lock().expect("gate lock poisoned");
         while s.arrived < n {
-            s = self.cv.wait(s).expect("gate lock poisoned");
+            s = self.arrivals.wait(s).expect("gate lock poisoned");
         }
     }
 
     /// Let every waiting (and every later) worker through.
     pub fn open(&self) {
         self.state.lock().expect("gate lock poisoned").open = true;
-        self.cv.notify_all();
+        self.opened.notify_all();
     }
 }
 
