@@ -15,7 +15,7 @@
 //! the check catches a broken lock.
 //!
 //! Layers: [`config`] is what to run (built and validated by `cli::torture`),
-//! [`engine`] runs it generic over [`crate::locks::RawRwLock`], [`print`] formats
+//! [`engine`] runs it generic over [`crate::locks::RawRwLock`], [`print`](mod@print) formats
 //! the outcome in locktorture's and synchro-test's formats.
 
 pub mod check;
