@@ -3,7 +3,7 @@
 //! Data flows one way: a model file ([`model`]) builds a world ([`rmap`]); an
 //! engine runs roles over it taking the lock under test ([`locks`]); the run's
 //! figures go to [`metrics`] and are printed by [`report`]; [`cli`] wires the
-//! subcommands.
+//! subcommands; [`torture`] stresses one lock on its own, locktorture style.
 
 pub mod cli;
 pub mod engine;
@@ -14,5 +14,6 @@ pub mod model;
 pub mod report;
 pub mod rmap;
 pub mod sweep;
+pub mod torture;
 
 pub use error::{Error, Result};

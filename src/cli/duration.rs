@@ -1,12 +1,21 @@
-//! Durations on the command line: `500ms`, `2s`, `1.5s`, `1m`.
+//! `--duration` values: a number (decimals allowed) and a unit, `500ms`, `1.5s`
+//! or `2m`. Shared by every subcommand that runs for a while (torture, run, sweep).
 
+use crate::{Error, Result};
 use std::time::Duration;
 
-/// Parse a positive duration: a number (decimals allowed) and a unit, `ms`,
-/// `s` or `m`. Zero is refused: no run can measure anything in no time.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("'{text}' is not a duration (expected e.g. 500ms, 2s or 1m)");
-    let text = text.trim();
+/// Shortest run accepted: below a millisecond the threads' start-up dominates.
+pub const MIN: Duration = Duration::from_millis(1);
+/// Longest run accepted: a day, beyond which a typo is likelier than intent.
+pub const MAX: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Parse `text` given for the option `key` (named in the one-line error).
+pub fn parse(key: &str, text: &str) -> Result<Duration> {
+    let bad = || {
+        Error::usage(format!(
+            "{key}: '{text}' is not a duration (a number with ms, s or m, e.g. 500ms, 1.5s, 2m)"
+        ))
+    };
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(bad)?;
@@ -18,11 +27,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" => 60.0,
         _ => return Err(bad()),
     };
-    let duration = Duration::try_from_secs_f64(number * seconds_per_unit).map_err(|_| bad())?;
-    if duration.is_zero() {
-        return Err(format!("'{text}' is zero (allowed: more than zero)"));
+    let out_of_range = || {
+        Error::usage(format!(
+            "{key}: '{text}' is out of range (allowed: 1ms..=24h)"
+        ))
+    };
+    let d = Duration::try_from_secs_f64(number * seconds_per_unit).map_err(|_| out_of_range())?;
+    if !(MIN..=MAX).contains(&d) {
+        return Err(out_of_range());
     }
-    Ok(duration)
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -30,19 +44,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_each_unit() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+    fn units_and_decimals() {
+        let p = |t| parse("--duration", t).unwrap();
+        assert_eq!(p("5s"), Duration::from_secs(5));
+        assert_eq!(p("500ms"), Duration::from_millis(500));
+        assert_eq!(p("0.5s"), Duration::from_millis(500));
+        assert_eq!(p("2m"), Duration::from_secs(120));
+        assert_eq!(p("1440m"), MAX);
     }
 
     #[test]
-    fn rejects_zero_and_malformed() {
-        assert!(parse_duration("0s").unwrap_err().contains("zero"));
-        assert!(parse_duration("0ms").unwrap_err().contains("zero"));
-        for bad in ["", "2", "s", "2h", "-1s", "1.2.3s", "2 s", "1e3s"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
+    fn zero_garbage_and_overflow_are_usage_errors_naming_the_key() {
+        for bad in [
+            "0s",
+            "0ms",
+            "0.0001s",
+            "1441m",
+            "",
+            "5",
+            "s",
+            "-1s",
+            "1.2.3s",
+            "5 s",
+            "5h",
+            "5sec",
+            "1e3s",
+            "99999999999999999999s",
+        ] {
+            let e = parse("--duration", bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+            assert!(e.to_string().starts_with("--duration: '"), "{bad}: {e}");
         }
+        assert!(
+            parse("--duration", "0s")
+                .unwrap_err()
+                .to_string()
+                .contains("1ms..=24h")
+        );
     }
 }

@@ -2,7 +2,6 @@
 //! (x, lock, repeat) point, keep each finished point in DIR at once, then draw
 //! the plots.
 
-use super::duration::parse_duration;
 use crate::locks::LockKind;
 use crate::report::{RunReport, plot};
 use crate::sweep::{self, Runner, Shard, SweepParams, SweepPoint, XAxis};
@@ -77,8 +76,7 @@ pub fn params(args: &Args) -> Result<SweepParams> {
         (None, threads) => (XAxis::Threads(threads.unwrap_or(vec![1, 2, 4, 8])), None),
         (Some(vary), threads) => (parse_vary(vary)?, single(threads)?),
     };
-    let duration =
-        parse_duration(&args.duration).map_err(|e| Error::usage(format!("--duration: {e}")))?;
+    let duration = super::duration::parse("--duration", &args.duration)?;
     let shard = match &args.shard {
         Some(text) => Some(
             text.parse::<Shard>()

@@ -1,9 +1,149 @@
-//! `rmap-storm torture` (being built).
-use crate::Result;
+//! `rmap-storm torture`: arguments in, a validated [`Config`] to the torture
+//! engine, its report out. Every bad value is one line naming the option and
+//! its allowed range (exit 2); a failed check exits 1.
 
+use crate::locks::LockKind;
+use crate::torture::{self, Config, Role};
+use crate::{Error, Result};
+use std::io::Write;
+use std::time::Duration;
+
+/// Stress one lock locktorture / synchro-test style, checking on every
+/// acquisition that no writer shares the lock with anyone.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Lock kind: spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, rwsem, mutex
+    /// or percpu-rwsem [default: the build's lock-* feature, rwsem unless changed]
+    #[arg(long, value_name = "KIND")]
+    pub lock: Option<String>,
+    /// Reader threads (down_read)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub readers: i64,
+    /// Writer threads (down_write)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub writers: i64,
+    /// Downgrader threads (down_write, downgrade_write; plain write where the kind has no downgrade)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub downgraders: i64,
+    /// Critical reader threads (down_read_critical)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub critical_readers: i64,
+    /// How long to run: 500ms, 5s, 2m
+    #[arg(long, default_value = "5s", allow_hyphen_values = true)]
+    pub duration: String,
+    /// Hold time per acquisition, microseconds (busy-wait, like udelay)
+    #[arg(
+        long,
+        value_name = "US",
+        default_value_t = 2,
+        allow_negative_numbers = true
+    )]
+    pub load_us: i64,
+    /// Pause after each release, microseconds (busy-wait)
+    #[arg(
+        long,
+        value_name = "US",
+        default_value_t = 2,
+        allow_negative_numbers = true
+    )]
+    pub interval_us: i64,
+    /// Yield the CPU after each release (synchro-test's do_sched)
+    #[arg(long)]
+    pub sched: bool,
+}
 
-pub fn run(_args: Args) -> Result<()> {
-    Err(crate::Error::failed("torture is not built yet"))
+pub fn run(args: Args) -> Result<()> {
+    let cfg = config(&args)?;
+    let outcome = torture::run(&cfg)?;
+    let report = torture::print::render(&outcome);
+    let mut out = std::io::stdout().lock();
+    out.write_all(report.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::failed(format!("torture: writing the report: {e}")))?;
+    if outcome.stuck() > 0 {
+        // Threads stuck inside an acquire never return; end the process here so
+        // nothing later can wait on them (report printed and flushed above).
+        eprintln!(
+            "rmap-storm: torture: {} threads never returned from an acquire",
+            outcome.stuck()
+        );
+        std::process::exit(1);
+    }
+    if outcome.failed() {
+        return Err(Error::failed(format!(
+            "torture: {} exclusion failures, {} threads panicked",
+            outcome.fails(),
+            outcome.panicked()
+        )));
+    }
+    Ok(())
+}
+
+/// Check every argument and build the run's config.
+fn config(args: &Args) -> Result<Config> {
+    let kind = match &args.lock {
+        Some(name) => LockKind::parse(name).map_err(|e| Error::usage(format!("--lock: {e}")))?,
+        None => LockKind::default_kind(),
+    };
+    let max = Config::MAX_THREADS as i64;
+    let mut threads = [0usize; 4];
+    for (role, key, n) in [
+        (Role::Reader, "--readers", args.readers),
+        (Role::Writer, "--writers", args.writers),
+        (Role::Downgrader, "--downgraders", args.downgraders),
+        (
+            Role::CriticalReader,
+            "--critical-readers",
+            args.critical_readers,
+        ),
+    ] {
+        threads[role as usize] = in_range(key, n, 0, max)? as usize;
+    }
+    let total: usize = threads.iter().sum();
+    if !(1..=Config::MAX_THREADS).contains(&total) {
+        return Err(Error::usage(format!(
+            "--readers + --writers + --downgraders + --critical-readers: {total} threads is out of range (allowed 1..={max})"
+        )));
+    }
+    let max_us = Config::MAX_DELAY_US as i64;
+    Ok(Config {
+        kind,
+        threads,
+        duration: super::duration::parse("--duration", &args.duration)?,
+        load: Duration::from_micros(in_range("--load-us", args.load_us, 0, max_us)? as u64),
+        interval: Duration::from_micros(
+            in_range("--interval-us", args.interval_us, 0, max_us)? as u64
+        ),
+        sched: args.sched,
+    })
+}
+
+fn in_range(key: &str, n: i64, lo: i64, hi: i64) -> Result<i64> {
+    if (lo..=hi).contains(&n) {
+        Ok(n)
+    } else {
+        Err(Error::usage(format!(
+            "{key}: {n} is out of range (allowed {lo}..={hi})"
+        )))
+    }
 }

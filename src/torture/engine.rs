@@ -1,0 +1,410 @@
+//! Runs a torture [`Config`] over one lock, generic over [`RawRwLock`].
+//!
+//! Step 1: start every thread behind the [`Gate`] so they begin together.
+//! Step 2: sleep for the duration, then raise the stop flag; each thread sees it
+//! at the top of its next iteration.
+//! Step 3 (watchdog): wait for the threads to finish their last iteration.
+//! The run is declared stuck when no thread has finished for a whole window
+//! (the duration, at least [`MIN_WINDOW`]), so a livelocked lock ends the run
+//! at twice the duration, while a slow but moving drain is waited for. Threads
+//! still running then (inside an acquire of a livelocked spinlock, or after a
+//! lost wake-up) are reported as stuck and left behind: their progress
+//! counters are atomics the main thread reads anyway, and the caller ends the
+//! process.
+
+use super::check::{Occupancy, Seen};
+use super::config::{Config, Role};
+use super::gate::Gate;
+use crate::locks::stats::{self, LockClass, LockStats};
+use crate::locks::{LockKind, LockVisitor, RawRwLock};
+use crate::metrics::{self, PerThread, ThreadCtx};
+use crate::{Error, Result};
+use hdrhistogram::Histogram;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// Per-thread counters in the shared [`PerThread`] rows.
+const TAKEN: usize = 0;
+const FAILS: usize = 1;
+
+// Stack of a torture thread: its loop needs a few KiB; 256 KiB keeps 4096
+// threads within 1 GiB of address space (std's default is 2 MiB each) with room
+// for unoptimised builds.
+const STACK: usize = 256 * 1024;
+
+/// The watchdog's shortest window without a thread finishing. After the stop
+/// flag, threads blocked in a spinning lock's queue drain at about one
+/// scheduler period per handoff when waiters outnumber CPUs, and a thread
+/// waking among N runnable ones waits up to N time slices (EEVDF): tens of
+/// milliseconds on a loaded 2-core machine with 13 threads, seconds with
+/// thousands. A 1 s quiet window tells that drain from a livelock, which
+/// makes no progress at all.
+pub const MIN_WINDOW: Duration = Duration::from_secs(1);
+
+// How often the main thread looks for finished threads after the stop flag.
+const POLL: Duration = Duration::from_millis(1);
+
+/// What one run did.
+pub struct Outcome {
+    /// The kind that ran (`L::KIND`).
+    pub kind: LockKind,
+    pub config: Config,
+    /// `L::SHARED_READERS`: false for exclusive-only kinds.
+    pub shared_readers: bool,
+    /// `L::HAS_DOWNGRADE`: false when downgraders just wrote.
+    pub has_downgrade: bool,
+    /// From the start to the stop flag.
+    pub elapsed: Duration,
+    /// Every thread, in thread-number order ([`Config::thread_roles`]).
+    pub threads: Vec<ThreadOutcome>,
+    /// The lock's own counters, merged over the threads that finished.
+    pub lock: LockStats,
+    /// Context switches, summed over the threads that finished.
+    pub ctx: ThreadCtx,
+}
+
+/// One thread's share of the run.
+pub struct ThreadOutcome {
+    pub role: Role,
+    /// Acquisitions completed (one per loop iteration; a downgrader's
+    /// write + downgrade counts once).
+    pub taken: u64,
+    /// Acquisitions in which the exclusion check failed.
+    pub fails: u64,
+    pub end: End,
+}
+
+/// How a thread's run ended.
+pub enum End {
+    /// It saw the stop flag and returned; `acquire_ns` is the time from each
+    /// request to its grant.
+    Finished { acquire_ns: Histogram<u64> },
+    /// Still running when the watchdog gave up (no thread had finished for
+    /// its window): in practice inside an acquire.
+    Stuck,
+    /// It panicked (a lock implementation's assertion).
+    Panicked,
+}
+
+impl Outcome {
+    /// Exclusion failures over all threads.
+    pub fn fails(&self) -> u64 {
+        self.threads.iter().map(|t| t.fails).sum()
+    }
+
+    /// Threads still inside an acquire at the watchdog.
+    pub fn stuck(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| matches!(t.end, End::Stuck))
+            .count()
+    }
+
+    /// Threads that panicked.
+    pub fn panicked(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| matches!(t.end, End::Panicked))
+            .count()
+    }
+
+    /// Any exclusion failure, stuck or panicked thread: the run failed.
+    pub fn failed(&self) -> bool {
+        self.fails() > 0 || self.stuck() > 0 || self.panicked() > 0
+    }
+}
+
+/// Run `cfg` on a lock of `cfg.kind`.
+pub fn run(cfg: &Config) -> Result<Outcome> {
+    cfg.kind.dispatch(Run(cfg))
+}
+
+struct Run<'a>(&'a Config);
+
+impl LockVisitor for Run<'_> {
+    type Output = Result<Outcome>;
+    fn visit<L: RawRwLock>(self) -> Result<Outcome> {
+        run_with::<L>(self.0)
+    }
+}
+
+/// Run `cfg` on a lock of type `L` (`cfg.kind` is ignored): tests use it for
+/// locks that are not kinds, such as the busted negative control.
+pub fn run_with<L: RawRwLock>(cfg: &Config) -> Result<Outcome> {
+    let roles = cfg.thread_roles();
+    let shared = Arc::new(Shared::<L>::new(cfg, roles.len()));
+    let gate = Arc::new(Gate::default());
+    let handles = spawn_all(&shared, &gate, &roles)?;
+
+    gate.wait_for(roles.len());
+    gate.open();
+    let start = Instant::now();
+    thread::sleep(cfg.duration);
+    shared.stop.store(true, Relaxed);
+    let elapsed = start.elapsed();
+
+    await_threads(&handles, cfg.duration.max(MIN_WINDOW));
+    Ok(collect(&shared, cfg, roles, handles, elapsed))
+}
+
+/// Start one thread per role entry. If the OS refuses one, release those
+/// already waiting (they see the stop flag at once) and report.
+fn spawn_all<L: RawRwLock>(
+    shared: &Arc<Shared<L>>,
+    gate: &Arc<Gate>,
+    roles: &[Role],
+) -> Result<Vec<JoinHandle<ThreadEnd>>> {
+    let mut handles = Vec::with_capacity(roles.len());
+    for (me, &role) in roles.iter().enumerate() {
+        let (sh, g) = (Arc::clone(shared), Arc::clone(gate));
+        let spawned = thread::Builder::new()
+            .name(format!("torture-{me}"))
+            .stack_size(STACK)
+            .spawn(move || sh.worker(&g, me, role));
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                shared.stop.store(true, Relaxed);
+                gate.open();
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(Error::failed(format!(
+                    "torture: could not start thread {} of {}: {e}",
+                    me + 1,
+                    roles.len()
+                )));
+            }
+        }
+    }
+    Ok(handles)
+}
+
+/// The watchdog: return when every thread finished, or when none has
+/// finished for `window`.
+fn await_threads(handles: &[JoinHandle<ThreadEnd>], window: Duration) {
+    let finished = || handles.iter().filter(|h| h.is_finished()).count();
+    let (mut done, mut last_progress) = (finished(), Instant::now());
+    while done < handles.len() && last_progress.elapsed() < window {
+        thread::sleep(POLL);
+        let now_done = finished();
+        if now_done > done {
+            (done, last_progress) = (now_done, Instant::now());
+        }
+    }
+}
+
+/// Gather every thread's figures; threads not finished by now are left running.
+fn collect<L: RawRwLock>(
+    shared: &Shared<L>,
+    cfg: &Config,
+    roles: Vec<Role>,
+    handles: Vec<JoinHandle<ThreadEnd>>,
+    elapsed: Duration,
+) -> Outcome {
+    let mut lock = LockStats::default();
+    let mut ctx = ThreadCtx::default();
+    let threads = roles
+        .into_iter()
+        .zip(handles)
+        .enumerate()
+        .map(|(me, (role, handle))| {
+            let end = if !handle.is_finished() {
+                End::Stuck // dropping the handle detaches the thread
+            } else {
+                match handle.join() {
+                    Ok(done) => {
+                        lock.merge(&done.lock);
+                        ctx = ctx + done.ctx;
+                        End::Finished {
+                            acquire_ns: done.acquire_ns,
+                        }
+                    }
+                    Err(_) => End::Panicked,
+                }
+            };
+            ThreadOutcome {
+                role,
+                taken: shared.counts.get(me, TAKEN),
+                fails: shared.counts.get(me, FAILS),
+                end,
+            }
+        })
+        .collect();
+    Outcome {
+        kind: L::KIND,
+        config: cfg.clone(),
+        shared_readers: L::SHARED_READERS,
+        has_downgrade: L::HAS_DOWNGRADE,
+        elapsed,
+        threads,
+        lock,
+        ctx,
+    }
+}
+
+/// What every thread shares: the lock under test and the checker beside it.
+struct Shared<L> {
+    lock: L,
+    occupancy: Occupancy,
+    stop: AtomicBool,
+    /// [TAKEN, FAILS] per thread, readable while threads run.
+    counts: PerThread<2>,
+    load: Duration,
+    interval: Duration,
+    sched: bool,
+}
+
+/// What a finished thread hands back.
+struct ThreadEnd {
+    acquire_ns: Histogram<u64>,
+    lock: LockStats,
+    ctx: ThreadCtx,
+}
+
+impl<L: RawRwLock> Shared<L> {
+    fn new(cfg: &Config, threads: usize) -> Self {
+        Shared {
+            lock: L::new(),
+            occupancy: Occupancy::default(),
+            stop: AtomicBool::new(false),
+            counts: PerThread::new(threads),
+            load: cfg.load,
+            interval: cfg.interval,
+            sched: cfg.sched,
+        }
+    }
+
+    /// One thread's life: synchro-test's reader()/writer()/downgrader() loop.
+    fn worker(&self, gate: &Gate, me: usize, role: Role) -> ThreadEnd {
+        // A lone lock under test counts as the anon_vma class (locks::stats).
+        stats::set_class(LockClass::AnonVma);
+        let mut acquire_ns = metrics::histogram();
+        gate.arrive_and_wait();
+        let start = ThreadCtx::now();
+        while !self.stop.load(Relaxed) {
+            let seen = match role {
+                Role::Reader => self.read_once(false, &mut acquire_ns),
+                Role::CriticalReader => self.read_once(true, &mut acquire_ns),
+                Role::Writer => self.write_once(&mut acquire_ns),
+                Role::Downgrader => self.downgrade_once(&mut acquire_ns),
+            };
+            self.counts.bump(me, TAKEN);
+            if seen == Seen::Violation {
+                self.counts.bump(me, FAILS);
+            }
+            if self.sched {
+                // sched_yield(2), as synchro-test's do_sched calls schedule().
+                thread::yield_now();
+            }
+            udelay(self.interval);
+        }
+        ThreadEnd {
+            acquire_ns,
+            ctx: ThreadCtx::now() - start,
+            lock: stats::take(),
+        }
+    }
+
+    fn read_once(&self, critical: bool, acquire_ns: &mut Histogram<u64>) -> Seen {
+        let token = timed(acquire_ns, || {
+            if critical {
+                self.lock.lock_shared_critical()
+            } else {
+                self.lock.lock_shared()
+            }
+        });
+        let seen = self.occupancy.enter_read(L::SHARED_READERS);
+        udelay(self.load);
+        let seen = seen.and(self.occupancy.exit_read(L::SHARED_READERS));
+        // SAFETY: the token came from this lock and is released once.
+        unsafe { self.lock.unlock_shared(token) };
+        seen
+    }
+
+    fn write_once(&self, acquire_ns: &mut Histogram<u64>) -> Seen {
+        let token = timed(acquire_ns, || self.lock.lock_exclusive());
+        let seen = self.occupancy.enter_write();
+        udelay(self.load);
+        let seen = seen.and(self.occupancy.exit_write());
+        // SAFETY: the token came from this lock and is released once.
+        unsafe { self.lock.unlock_exclusive(token) };
+        seen
+    }
+
+    /// synchro-test's downgrader: hold for `load` as a writer, downgrade, hold
+    /// for `load` as a reader, release. Kinds without downgrade_write just write.
+    fn downgrade_once(&self, acquire_ns: &mut Histogram<u64>) -> Seen {
+        if !L::HAS_DOWNGRADE {
+            return self.write_once(acquire_ns);
+        }
+        let token = timed(acquire_ns, || self.lock.lock_exclusive());
+        let seen = self.occupancy.enter_write();
+        udelay(self.load);
+        let seen = seen.and(self.occupancy.write_to_read());
+        // SAFETY: the token came from this lock and is consumed here.
+        let token = unsafe { self.lock.downgrade(token) };
+        let seen = seen.and(self.occupancy.check_read(L::SHARED_READERS));
+        udelay(self.load);
+        let seen = seen.and(self.occupancy.exit_read(L::SHARED_READERS));
+        // SAFETY: the read token came from this lock's downgrade, released once.
+        unsafe { self.lock.unlock_shared(token) };
+        seen
+    }
+}
+
+/// Time one acquisition into `hist`.
+#[inline]
+fn timed<T>(hist: &mut Histogram<u64>, acquire: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let token = acquire();
+    metrics::record(hist, t.elapsed().as_nanos() as u64);
+    token
+}
+
+/// Busy-wait for `d`, as the kernel's udelay: the thread keeps its CPU, so a
+/// hold costs the lock's holder real time, not a sleep.
+#[inline]
+fn udelay(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let t = Instant::now();
+    while t.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(threads: [usize; 4], ms: u64, load_us: u64) -> Config {
+        Config {
+            kind: LockKind::default_kind(),
+            threads,
+            duration: Duration::from_millis(ms),
+            load: Duration::from_micros(load_us),
+            interval: Duration::ZERO,
+            sched: false,
+        }
+    }
+
+    #[test]
+    fn every_role_makes_progress_without_failures_on_the_default_kind() {
+        let out = run(&config([2, 1, 1, 1], 50, 1)).unwrap();
+        assert_eq!(out.kind, LockKind::default_kind());
+        assert_eq!(out.threads.len(), 5);
+        assert_eq!(out.fails(), 0);
+        assert!(!out.failed());
+        for t in &out.threads {
+            assert!(t.taken > 0, "{:?} made no progress", t.role);
+            let End::Finished { acquire_ns } = &t.end else {
+                panic!("{:?} did not finish", t.role);
+            };
+            assert_eq!(acquire_ns.len(), t.taken);
+        }
+    }
+}
