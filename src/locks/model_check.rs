@@ -9,16 +9,17 @@
 //! lock shows as waiters polling forever); and at the end the lock must be free.
 
 use super::RawRwLock;
-use super::shim::{AtomicUsize, Ordering};
+use super::shim::{AtomicUsize, Ordering, spin_hint};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, MaxSteps, Runner};
 use std::sync::Arc;
 
 /// Steps one execution may take before it is failed as a livelock.
-// Measured: the largest passing executions here take a few thousand steps
-// (each poll of a spin loop is one step); 20k leaves room and still fails a
-// stuck execution within milliseconds rather than shuttle's default 1M steps.
-pub const MAX_STEPS: usize = 20_000;
+// Measured on these checks: every execution finishes within 400 steps (each
+// poll of a spin loop is one step; a 200-step bound fails some), so 10k is 25x
+// room, and a stuck execution fails in milliseconds instead of running to
+// shuttle's default bound of 1M steps.
+pub const MAX_STEPS: usize = 10_000;
 
 /// PCT's bug depth: enough for the three-way races of a 3-thread check.
 // Burckhardt et al., "A Randomized Scheduler with Probabilistic Guarantees of
@@ -73,15 +74,24 @@ pub fn roles<L: RawRwLock>(roles: &'static [Role]) {
     unsafe { lock.unlock_exclusive(token) };
 }
 
+/// Stay inside for a few scheduling points, so others can race the holder.
+fn linger() {
+    for _ in 0..2 {
+        spin_hint();
+    }
+}
+
 fn act<L: RawRwLock>(lock: &L, occ: &Occupancy, role: Role) {
     let read = |token: L::ReadToken| {
         occ.enter_read();
+        linger();
         occ.leave_read();
         // SAFETY: the token came from `lock` and is released once.
         unsafe { lock.unlock_shared(token) };
     };
     let write = |token: L::WriteToken| {
         occ.enter_write();
+        linger();
         occ.leave_write();
         // SAFETY: as above.
         unsafe { lock.unlock_exclusive(token) };
@@ -95,6 +105,7 @@ fn act<L: RawRwLock>(lock: &L, occ: &Occupancy, role: Role) {
         Role::Downgrade => {
             let token = lock.lock_exclusive();
             occ.enter_write();
+            linger();
             occ.leave_write();
             // SAFETY: as above.
             read(unsafe { lock.downgrade(token) });

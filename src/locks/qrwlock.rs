@@ -245,9 +245,8 @@ unsafe impl RawRwLock for Qrwlock {
     /// queued_write_trylock.
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        let taken =
-            writer_may_enter(self.cnts.load(Ordering::Relaxed)) && self.write_attempt();
-        stats::count(if taken { Event::AcquireWrite } else { Event::TryFail }, 1);
+        let taken = writer_may_enter(self.cnts.load(Ordering::Relaxed)) && self.write_attempt();
+        Request::Write.count_try(taken);
         taken.then_some(())
     }
 
@@ -275,7 +274,7 @@ mod tests {
         assert!(reader_may_enter_fast(3 * READER));
         assert!(!reader_may_enter_fast(LOCKED));
         // The fairness rule: readers hold it, a writer waits, a new reader queues.
-        assert!(!reader_may_enter_fast(WAITING | 3 * READER));
+        assert!(!reader_may_enter_fast(WAITING | (3 * READER)));
     }
 
     #[test]
@@ -296,7 +295,7 @@ mod tests {
     #[test]
     fn state_decodes_the_kernel_layout() {
         assert_eq!(
-            QrwlockState::from_cnts(WAITING | 2 * READER),
+            QrwlockState::from_cnts(WAITING | (2 * READER)),
             QrwlockState {
                 writer_locked: false,
                 writer_waiting: true,
@@ -325,17 +324,19 @@ mod shuttle_tests {
     use super::Qrwlock;
     use crate::locks::model_check::{Role::*, check, roles};
 
-    // Bound: 500 random + 500 PCT (depth 3) schedules, each at most
-    // model_check::MAX_STEPS steps; 2 acquisitions per thread, so a writer
+    // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
+    // schedules, each at most model_check::MAX_STEPS steps; 2 acquisitions per thread, so a writer
     // queues behind readers and readers queue behind a waiting writer.
     #[test]
     fn writer_and_readers_exclude_and_all_finish() {
-        check(500, || roles::<Qrwlock>(&[Write, Read, Read]));
+        check(2000, || roles::<Qrwlock>(&[Write, Read, Read]));
     }
 
     // Two writers contend for wait_lock and WAITING; try paths race them.
     #[test]
     fn two_writers_with_try_and_downgrade() {
-        check(300, || roles::<Qrwlock>(&[Write, Downgrade, TryRead, CriticalRead]));
+        check(2000, || {
+            roles::<Qrwlock>(&[Write, Downgrade, TryRead, CriticalRead])
+        });
     }
 }

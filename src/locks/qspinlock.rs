@@ -34,7 +34,7 @@
 
 use super::shim::{AtomicBool, AtomicUsize, Ordering};
 use super::spin_wait::{Request, SpinWait};
-use super::stats::{self, Event};
+use super::stats;
 use super::{LockKind, RawRwLock};
 use crossbeam_utils::CachePadded;
 
@@ -242,7 +242,7 @@ impl McsSpinlock {
     #[inline]
     fn try_lock(&self, request: Request) -> Option<()> {
         let taken = may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take();
-        stats::count(if taken { request.granted() } else { Event::TryFail }, 1);
+        request.count_try(taken);
         taken.then_some(())
     }
 }
@@ -365,17 +365,19 @@ mod shuttle_tests {
     use super::McsSpinlock;
     use crate::locks::model_check::{Role::*, check, roles};
 
-    // Bound: 500 random + 500 PCT (depth 3) schedules, each at most
-    // model_check::MAX_STEPS steps. Three contenders make a queue of two
+    // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
+    // schedules, each at most model_check::MAX_STEPS steps. Three contenders make a queue of two
     // behind a holder, so the link, handoff and tail-CAS races all occur.
     #[test]
     fn three_contenders_exclude_and_all_finish() {
-        check(500, || roles::<McsSpinlock>(&[Write, Read, Downgrade]));
+        check(2000, || roles::<McsSpinlock>(&[Write, Read, Downgrade]));
     }
 
     // Four threads: a queue of three, with a trylock racing the tail.
     #[test]
     fn four_contenders_with_a_trylock() {
-        check(300, || roles::<McsSpinlock>(&[Write, Write, Read, TryWrite]));
+        check(2000, || {
+            roles::<McsSpinlock>(&[Write, Write, Read, TryWrite])
+        });
     }
 }

@@ -215,7 +215,7 @@ unsafe impl RawRwLock for RwlockT {
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
         let taken = self.write_attempt();
-        stats::count(if taken { Event::AcquireWrite } else { Event::TryFail }, 1);
+        Request::Write.count_try(taken);
         taken.then_some(())
     }
 
@@ -243,7 +243,7 @@ mod tests {
         assert!(reader_may_enter(5 * READER));
         assert!(!reader_may_enter(WRITER));
         // Readers mid-attempt beside a holding writer do not let others in.
-        assert!(!reader_may_enter(WRITER | 2 * READER));
+        assert!(!reader_may_enter(WRITER | (2 * READER)));
     }
 
     #[test]
@@ -294,18 +294,18 @@ mod shuttle_tests {
     use super::RwlockT;
     use crate::locks::model_check::{Role::*, check, roles};
 
-    // Bound: 500 random + 500 PCT (depth 3) schedules, each at most
-    // model_check::MAX_STEPS steps; 2 acquisitions per thread.
+    // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
+    // schedules, each at most model_check::MAX_STEPS steps; 2 acquisitions per thread.
     #[test]
     fn writer_and_readers_exclude_and_all_finish() {
-        check(500, || roles::<RwlockT>(&[Write, Read, Read]));
+        check(2000, || roles::<RwlockT>(&[Write, Read, Read]));
     }
 
     // Failed read attempts add and remove a reader beside a holding writer:
     // a race there would corrupt the word or let a writer in with a reader.
     #[test]
     fn try_and_downgrade_paths() {
-        check(300, || {
+        check(2000, || {
             roles::<RwlockT>(&[Downgrade, TryRead, CriticalRead, TryWrite])
         });
     }

@@ -50,6 +50,19 @@ impl Request {
         }
     }
 
+    /// Count a trylock's outcome: this request granted, or a failed try.
+    #[inline]
+    pub fn count_try(self, taken: bool) {
+        stats::count(
+            if taken {
+                self.granted()
+            } else {
+                Event::TryFail
+            },
+            1,
+        );
+    }
+
     /// The event counted when this request leaves the fast path.
     #[inline]
     pub fn contended(self) -> Event {
