@@ -10,15 +10,15 @@
 //! table, Dice and Kogan 2019, hashes by thread likewise), so each thread's
 //! read token is its slot index.
 //!
-//! A writer pays instead: it serialises with other writers, sets `block`, then
-//! waits until every slot has drained. The kernel's writer also waits for an
-//! RCU grace period (rcu_sync_enter) because its readers skip the memory
-//! barrier while no writer is around; here every reader's count-in is a
-//! sequentially consistent RMW followed by a sequentially consistent load of
-//! `block`, and the writer's store of `block` precedes its loads of the slots,
-//! so one of the two always sees the other (Dekker) and no grace period is
-//! needed. Readers that see `block` take their count back (waking nobody: the
-//! writer polls) and queue.
+//! A writer pays instead: it serialises with other writers and sets `block`,
+//! then waits until every slot has drained. The kernel's writer also waits
+//! for an RCU grace period (rcu_sync_enter) because its readers skip the
+//! memory barrier while no writer is around; here every reader's count-in is
+//! a sequentially consistent RMW followed by a sequentially consistent load of
+//! `block`, and the writer's RMW that sets `block` precedes its loads of the
+//! slots, so one of the two always sees the other (Dekker) and no grace period
+//! is needed. Readers that see `block` take their count back (waking nobody:
+//! the writer polls) and queue.
 //!
 //! The kernel's waiters sleep on `sem->waiters`, one FIFO queue for readers
 //! and writers; here they spin in one FIFO queue, `queue` (a [`McsSpinlock`]).
@@ -26,41 +26,43 @@
 //! reader that saw `block` is admitted, in arrival order, right after the
 //! writer it queued behind releases. New readers still enter directly
 //! whenever `block` is clear, like the kernel's trylock before queueing.
+//! `block` is the queue word's `FLAGGED` bit, set by the writer's grant
+//! ([`Hold::Flagged`]) and cleared by its release, so an uncontended write
+//! hold costs two atomic RMWs and one read of every slot.
 //!
 //! percpu_rw_semaphore has no downgrade: `downgrade` keeps the hold exclusive.
 //! Nor a critical-reader path: `lock_shared_critical` is `lock_shared`.
 //!
 //! # State
-//! - `block` (u32): non-zero while a writer holds the lock or drains readers
-//!   (the kernel's `sem->block`). Written only by the holder of `queue`.
+//! - `queue` (the [`McsSpinlock`] word: tail, `FLAGGED`, `LOCKED`): held
+//!   [`Hold::Flagged`] by the writer for its whole hold, drain included, and
+//!   [`Hold::Plain`] briefly by each queued reader while it counts itself in.
+//!   `FLAGGED` is `block` (the kernel's `sem->block`): a writer holds the lock
+//!   or is draining readers.
 //! - `slots[i]` (usize, each on its own cache line): readers counted in
 //!   through slot `i`, holders plus attempts about to be taken back.
-//! - `queue`: held by the writer for its whole hold (drain included), and
-//!   briefly by each queued reader while it counts itself in.
 //!
-//! Invariants: `block != 0` only while a writer holds `queue`; a reader holds
-//! only if it counted itself in and then saw `block == 0` (or counted itself
-//! in while holding `queue`, where `block` is 0); a writer is granted only
-//! after it set `block` and then saw every slot at 0.
+//! Invariants: `block` is set only while a writer holds `queue`; a reader
+//! holds only if it counted itself in and then saw no `block` (or counted
+//! itself in while holding `queue` plain, when no writer can hold); a writer
+//! is granted only after its grant set `block` and it then saw every slot at 0.
 
-use super::qspinlock::McsSpinlock;
+use super::qspinlock::{Hold, McsSpinlock};
 use super::read_hold::ReadHold;
-use super::shim::{AtomicU32, AtomicUsize, Ordering};
+use super::shim::{AtomicUsize, Ordering};
 use super::spin_wait::{Request, SpinWait};
 use super::stats::{self, Event};
 use super::{LockKind, RawRwLock};
 use crossbeam_utils::CachePadded;
 
 /// Reader slots per lock: the stand-in for nr_cpu_ids.
-// 32 covers this project's benches (2 threads) and torture defaults (13
-// threads) without two threads sharing a slot, at 32 x 128 B = 4 KiB per lock.
-// More threads share slots: still correct, just a shared line again. Under
-// shuttle, 4: one slot per model thread (at most 4), and a 32-slot scan would
-// make the writer's drain so long that the checker rarely sees a reader race it.
-pub const SLOTS: usize = if cfg!(shuttle) { 4 } else { 32 };
-
-/// `block` while a writer holds or drains.
-const BLOCKED: u32 = 1;
+// 16 covers this project's benches (2 reader threads) and torture defaults (10
+// readers; writers and downgraders take no slot) without two threads sharing
+// a slot, at 16 x 128 B = 2 KiB per lock. More threads share slots: still
+// correct, just a shared line again. Under shuttle, 4: one slot per model
+// thread (at most 4); a longer scan makes the writer's drain so long that the
+// checker rarely sees a reader race it.
+pub const SLOTS: usize = if cfg!(shuttle) { 4 } else { 16 };
 
 /// The slot of the thread numbered `thread` (threads are numbered in the
 /// order they first read-lock any percpu-rwsem).
@@ -69,8 +71,8 @@ pub fn slot_of(thread: usize) -> usize {
 }
 
 /// A reader that has counted itself in keeps its count iff no writer blocks.
-pub fn reader_may_enter(block: u32) -> bool {
-    block == 0
+pub fn reader_may_enter(blocked: bool) -> bool {
+    !blocked
 }
 
 /// A writer that has set `block` may enter once every slot has drained.
@@ -92,10 +94,8 @@ pub struct PercpuState {
 /// The per-slot percpu_rw_semaphore.
 #[derive(Debug)]
 pub struct PercpuRwsem {
-    /// Read by every reader on every acquisition; written twice per write
-    /// hold. Padded so writers' queue traffic does not evict it.
-    block: CachePadded<AtomicU32>,
-    /// The FIFO of writers and blocked readers; the writer holds it throughout.
+    /// The FIFO of writers and blocked readers, and `block` (its FLAGGED bit):
+    /// read by every reader on every acquisition. Padded off the slots.
     queue: CachePadded<McsSpinlock>,
     slots: Box<[CachePadded<AtomicUsize>; SLOTS]>,
 }
@@ -130,7 +130,7 @@ impl PercpuRwsem {
     pub fn state(&self) -> PercpuState {
         let counts: [usize; SLOTS] = std::array::from_fn(|i| self.slots[i].load(Ordering::Relaxed));
         PercpuState {
-            blocked: self.block.load(Ordering::Relaxed) != 0,
+            blocked: self.queue.state().flagged,
             readers: counts.iter().sum(),
             busy_slots: counts.iter().filter(|&&n| n != 0).count(),
         }
@@ -150,7 +150,7 @@ impl PercpuRwsem {
     #[inline]
     fn read_attempt(&self, slot: usize) -> bool {
         self.slots[slot].fetch_add(1, Ordering::SeqCst);
-        if reader_may_enter(self.block.load(Ordering::SeqCst)) {
+        if reader_may_enter(self.queue.is_flagged()) {
             return true;
         }
         self.take_back(slot);
@@ -168,21 +168,14 @@ impl PercpuRwsem {
     fn lock_shared_slow(&self, slot: usize) {
         let mut wait = SpinWait::begin(Request::Read);
         // Step 1: queue FIFO behind the writer (which holds `queue` until it
-        // releases) and everyone who queued before us.
-        self.queue.acquire(&mut wait);
+        // releases) and everyone who queued before us; hold it plain.
+        self.queue.acquire(&mut wait, Hold::Plain);
         // Step 2: no writer can hold or drain while we hold `queue`, and the
-        // last one cleared `block` before releasing it: count ourselves in.
+        // last one's release cleared `block`: count ourselves in.
         self.slots[slot].fetch_add(1, Ordering::SeqCst);
-        debug_assert!(reader_may_enter(self.block.load(Ordering::Relaxed)));
         // Step 3: let the next queued reader or writer go.
-        self.queue.release();
+        self.queue.release(Hold::Plain);
         wait.granted();
-    }
-
-    /// Set `block`, so new readers take their count back and queue.
-    #[inline]
-    fn block_readers(&self) {
-        self.block.store(BLOCKED, Ordering::SeqCst);
     }
 
     /// readers_active_check, once over every slot.
@@ -191,7 +184,7 @@ impl PercpuRwsem {
         writer_may_enter(self.slots.iter().map(|s| s.load(Ordering::SeqCst)))
     }
 
-    /// percpu_down_write once `queue` is held and `block` set: poll each slot
+    /// percpu_down_write once `queue` is held flagged (`block` set): poll each slot
     /// until it is empty. A slot seen empty stays free of granted readers,
     /// since any later reader sees `block` (the Dekker pairing above).
     #[cold]
@@ -208,25 +201,23 @@ impl PercpuRwsem {
     #[cold]
     fn lock_exclusive_slow(&self) {
         let mut wait = SpinWait::begin(Request::Write);
-        // Step 1: queue FIFO behind earlier writers and blocked readers.
-        self.queue.acquire(&mut wait);
-        // Step 2: block new readers.
-        self.block_readers();
-        // Step 3: wait for the readers inside to leave.
+        // Step 1: queue FIFO behind earlier writers and blocked readers; our
+        // grant sets `block`, so from then on new readers queue behind us.
+        self.queue.acquire(&mut wait, Hold::Flagged);
+        // Step 2: wait for the readers inside to leave.
         self.drain_slow(wait);
     }
 
-    /// percpu_up_write: unblock readers, then let the queue move on.
+    /// percpu_up_write: unblock readers and let the queue move on, in one RMW.
     #[inline]
     fn release_exclusive(&self) {
-        self.block.store(0, Ordering::Release);
-        self.queue.release();
+        self.queue.release(Hold::Flagged);
     }
 }
 
 // SAFETY: writers are serialised by `queue`, held for the whole write hold.
-// A writer is granted only after storing `block` and then seeing every slot
-// at 0; a reader holds only after counting in and then seeing `block == 0`
+// A writer is granted only after its grant set `block` and it then saw every
+// slot at 0; a reader holds only after counting in and then seeing no `block`
 // (or counting in under `queue`, when no writer holds). All four accesses are
 // SeqCst, so a reader and a writer cannot both miss each other.
 unsafe impl RawRwLock for PercpuRwsem {
@@ -240,7 +231,6 @@ unsafe impl RawRwLock for PercpuRwsem {
 
     fn new() -> Self {
         PercpuRwsem {
-            block: CachePadded::new(AtomicU32::new(0)),
             queue: CachePadded::new(McsSpinlock::new()),
             slots: Box::new(std::array::from_fn(|_| {
                 CachePadded::new(AtomicUsize::new(0))
@@ -286,14 +276,13 @@ unsafe impl RawRwLock for PercpuRwsem {
         }
     }
 
-    /// percpu_down_write. Uncontended it is one CAS, one store and one read
-    /// of every slot: the writer's revocation cost grows with SLOTS.
+    /// percpu_down_write. Uncontended it is one CAS (taking `queue` and setting
+    /// `block`) and one read of every slot: the revocation cost grows with SLOTS.
     #[inline]
     fn lock_exclusive(&self) {
-        if !self.queue.try_take() {
+        if !self.queue.try_take(Hold::Flagged) {
             return self.lock_exclusive_slow();
         }
-        self.block_readers();
         if self.drained() {
             stats::count(Event::AcquireWrite, 1);
         } else {
@@ -305,13 +294,11 @@ unsafe impl RawRwLock for PercpuRwsem {
     /// no reader is inside; otherwise readers blocked meanwhile are released.
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        let taken = self.queue.try_take() && {
-            self.block_readers();
-            self.drained() || {
+        let taken = self.queue.try_take(Hold::Flagged)
+            && (self.drained() || {
                 self.release_exclusive();
                 false
-            }
-        };
+            });
         Request::Write.count_try(taken);
         taken.then_some(())
     }
@@ -344,8 +331,8 @@ mod tests {
 
     #[test]
     fn readers_enter_unless_blocked_and_writers_wait_for_every_slot() {
-        assert!(reader_may_enter(0));
-        assert!(!reader_may_enter(BLOCKED));
+        assert!(reader_may_enter(false));
+        assert!(!reader_may_enter(true));
         assert!(writer_may_enter([0, 0, 0]));
         assert!(!writer_may_enter([0, 1, 0]));
     }

@@ -32,7 +32,7 @@
 //! `wait_lock` nobody can be `WAITING`; `LOCKED` is set only from 0 or from
 //! exactly `WAITING`, so a writer never holds alongside a reader.
 
-use super::qspinlock::McsSpinlock;
+use super::qspinlock::{Hold, McsSpinlock};
 use super::read_hold::ReadHold;
 use super::shim::{AtomicU32, Ordering};
 use super::spin_wait::{Request, SpinWait};
@@ -129,7 +129,7 @@ impl Qrwlock {
         // waiting writer while we queue.
         self.cnts.fetch_sub(READER, Ordering::Relaxed);
         // Step 2: queue FIFO behind every earlier slow-path reader and writer.
-        self.wait_lock.acquire(&mut wait);
+        self.wait_lock.acquire(&mut wait, Hold::Plain);
         // Step 3: count ourselves in again and wait only for a holding writer.
         let mut cnts = self.cnts.fetch_add(READER, Ordering::Acquire);
         while !queued_reader_may_enter(cnts) {
@@ -137,7 +137,7 @@ impl Qrwlock {
             cnts = self.cnts.load(Ordering::Acquire);
         }
         // Step 4: let the next queued waiter go; a reader joins us at once.
-        self.wait_lock.release();
+        self.wait_lock.release(Hold::Plain);
         wait.granted();
     }
 
@@ -146,7 +146,7 @@ impl Qrwlock {
     fn lock_exclusive_slow(&self) {
         let mut wait = SpinWait::begin(Request::Write);
         // Step 1: queue FIFO behind every earlier slow-path reader and writer.
-        self.wait_lock.acquire(&mut wait);
+        self.wait_lock.acquire(&mut wait, Hold::Plain);
         // Step 2: take it directly if nobody holds it.
         if !(writer_may_enter(self.cnts.load(Ordering::Relaxed)) && self.write_attempt()) {
             // Step 3: announce ourselves: from now on arriving readers queue.
@@ -167,7 +167,7 @@ impl Qrwlock {
             }
         }
         // Step 5: holding the lock, let the queue move on.
-        self.wait_lock.release();
+        self.wait_lock.release(Hold::Plain);
         wait.granted();
     }
 }

@@ -15,19 +15,25 @@
 //!
 //! # State word (usize)
 //! ```text
-//!  63                                   1    0
-//! +--------------------------------------+------+
-//! | tail: address of the last queued node| LOCKED|
-//! +--------------------------------------+------+
+//!  63                                   2      1       0
+//! +--------------------------------------+---------+--------+
+//! | tail: address of the last queued node| FLAGGED | LOCKED |
+//! +--------------------------------------+---------+--------+
 //! ```
 //! - `LOCKED`: someone holds the lock (the kernel's locked byte).
-//! - `tail`: the last waiter's node (0: nobody queued). Nodes are at least
-//!   word-aligned, so bit 0 is free.
+//! - `FLAGGED`: the holder asked for [`Hold::Flagged`]: a one-bit note in the
+//!   same word for the lock built on this one (percpu-rwsem's `block`), so
+//!   taking the lock and raising the note is one atomic. The spinlock itself
+//!   holds [`Hold::Plain`] and never sets it.
+//! - `tail`: the last waiter's node (0: nobody queued). Nodes are cache-line
+//!   aligned, so the low bits are free.
 //!
 //! Invariants:
 //! - the fast path and trylock take the lock only from word 0 (no holder, no
 //!   queue), so a queued waiter is never overtaken: FIFO by enqueue order;
 //! - while the tail is non-zero only the queue head sets `LOCKED`;
+//! - `FLAGGED` is set only together with `LOCKED` and cleared at that hold's
+//!   release;
 //! - other threads touch a node only between its owner's enqueue and its
 //!   handoff (or its removal of itself as tail), all inside the owner's slow
 //!   path, so the node may live on the owner's stack.
@@ -40,13 +46,37 @@ use crossbeam_utils::CachePadded;
 
 /// Someone holds the lock.
 const LOCKED: usize = 1;
+/// The holder's note for the lock built on this one.
+const FLAGGED: usize = 1 << 1;
+/// The holder's bits.
+const HELD: usize = LOCKED | FLAGGED;
 /// The tail bits: a node address.
-const TAIL: usize = !LOCKED;
+const TAIL: usize = !HELD;
+
+/// What a grant sets in the word, and so what its release clears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// `LOCKED` alone: the spinlock, qrwlock's wait_lock.
+    Plain,
+    /// `LOCKED | FLAGGED`: percpu-rwsem's writer, which blocks readers.
+    Flagged,
+}
+
+impl Hold {
+    fn bits(self) -> usize {
+        match self {
+            Hold::Plain => LOCKED,
+            Hold::Flagged => HELD,
+        }
+    }
+}
 
 /// The lock word, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct McsState {
     pub locked: bool,
+    /// The holder took it as [`Hold::Flagged`].
+    pub flagged: bool,
     /// The last queued waiter's node address, 0 when nobody queues. Opaque:
     /// compare it, never dereference it.
     pub tail: usize,
@@ -56,6 +86,7 @@ impl McsState {
     pub fn from_word(word: usize) -> McsState {
         McsState {
             locked: word & LOCKED != 0,
+            flagged: word & FLAGGED != 0,
             tail: word & TAIL,
         }
     }
@@ -68,10 +99,10 @@ pub fn may_take_directly(word: usize) -> bool {
 }
 
 /// The word after the node at `node` has become the tail (xchg_tail): the
-/// holder's `LOCKED` is kept.
+/// holder's bits are kept.
 pub fn with_tail(word: usize, node: usize) -> usize {
-    debug_assert_eq!(node & LOCKED, 0, "node addresses are word-aligned");
-    (word & LOCKED) | node
+    debug_assert_eq!(node & HELD, 0, "node addresses are cache-line aligned");
+    (word & HELD) | node
 }
 
 /// The queue head may claim the lock once the holder has released it.
@@ -82,9 +113,10 @@ pub fn head_may_claim(word: usize) -> bool {
 /// How the queue head claims a released lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Claim {
-    /// Nobody queued behind the head: one CAS sets `LOCKED` and clears the tail.
+    /// Nobody queued behind the head: one CAS sets the hold's bits and clears
+    /// the tail.
     Alone,
-    /// Others queued behind: set `LOCKED`, then make the next node head.
+    /// Others queued behind: set the hold's bits, then make the next node head.
     AheadOfOthers,
 }
 
@@ -119,32 +151,43 @@ impl McsSpinlock {
         McsState::from_word(self.word.load(Ordering::Relaxed))
     }
 
-    /// One CAS from an idle word: the fast path and trylock.
+    /// Whether the holder took it [`Hold::Flagged`]. SeqCst, like every
+    /// grant, so a reader that counted itself in elsewhere and then sees no
+    /// flag cannot have been missed by a flagged holder's later reads.
     #[inline]
-    pub(crate) fn try_take(&self) -> bool {
+    pub(crate) fn is_flagged(&self) -> bool {
+        self.word.load(Ordering::SeqCst) & FLAGGED != 0
+    }
+
+    /// One CAS from an idle word: the fast path and trylock.
+    // Grants are SeqCst rather than Acquire for percpu-rwsem's Dekker pairing
+    // (see is_flagged); on x86 it is the same LOCK CMPXCHG.
+    #[inline]
+    pub(crate) fn try_take(&self, hold: Hold) -> bool {
         self.word
-            .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(0, hold.bits(), Ordering::SeqCst, Ordering::Relaxed)
             .is_ok()
     }
 
-    /// Take the lock for another lock's internal use (qrwlock's wait_lock):
-    /// counts nothing itself, its polls go to the caller's `wait`.
+    /// Take the lock for another lock's internal use (qrwlock's wait_lock,
+    /// percpu-rwsem's queue): counts nothing itself, its polls go to the
+    /// caller's `wait`.
     #[inline]
-    pub(crate) fn acquire(&self, wait: &mut SpinWait) {
-        if !self.try_take() {
-            self.lock_queued(wait);
+    pub(crate) fn acquire(&self, wait: &mut SpinWait, hold: Hold) {
+        if !self.try_take(hold) {
+            self.lock_queued(wait, hold);
         }
     }
 
-    /// queued_spin_unlock: clear `LOCKED`, leaving the queue to its head.
+    /// queued_spin_unlock: clear the hold's bits, leaving the queue to its head.
     #[inline]
-    pub(crate) fn release(&self) {
-        self.word.fetch_sub(LOCKED, Ordering::Release);
+    pub(crate) fn release(&self, hold: Hold) {
+        self.word.fetch_sub(hold.bits(), Ordering::Release);
     }
 
     #[inline]
     fn lock(&self, request: Request) {
-        if self.try_take() {
+        if self.try_take(Hold::Plain) {
             stats::count(request.granted(), 1);
         } else {
             self.lock_slow(request);
@@ -154,13 +197,13 @@ impl McsSpinlock {
     #[cold]
     fn lock_slow(&self, request: Request) {
         let mut wait = SpinWait::begin(request);
-        self.lock_queued(&mut wait);
+        self.lock_queued(&mut wait, Hold::Plain);
         wait.granted();
     }
 
     /// queued_spin_lock_slowpath without the pending bit.
     #[cold]
-    fn lock_queued(&self, wait: &mut SpinWait) {
+    fn lock_queued(&self, wait: &mut SpinWait, hold: Hold) {
         // Step 1: a node on this stack frame (the kernel's per-CPU qnode).
         let node = CachePadded::new(Node {
             next: AtomicUsize::new(0),
@@ -168,7 +211,7 @@ impl McsSpinlock {
         });
         let me = &*node as *const Node as usize;
         // Step 2: one more try before queueing, as the kernel does.
-        if self.try_take() {
+        if self.try_take(hold) {
             return;
         }
         // Step 3: become the tail; whoever was tail before is our predecessor.
@@ -193,18 +236,18 @@ impl McsSpinlock {
             word = self.word.load(Ordering::Acquire);
         }
         // Step 6: claim. Alone, one CAS takes the lock and empties the queue;
-        // it fails only if someone enqueued meanwhile (nobody else sets LOCKED
-        // while the tail is non-zero).
+        // it fails only if someone enqueued meanwhile (nobody else sets the
+        // holder's bits while the tail is non-zero).
         while claim(word, me) == Claim::Alone {
             match self
                 .word
-                .compare_exchange(word, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(word, hold.bits(), Ordering::SeqCst, Ordering::Relaxed)
             {
                 Ok(_) => return,
                 Err(now) => word = now,
             }
         }
-        self.word.fetch_or(LOCKED, Ordering::Relaxed);
+        self.word.fetch_or(hold.bits(), Ordering::SeqCst);
         // Step 7: hand the head to the next node once it has linked itself.
         let next = loop {
             let next = node.next.load(Ordering::Acquire);
@@ -221,7 +264,7 @@ impl McsSpinlock {
     }
 
     /// xchg_tail: a CAS loop, as the kernel's for NR_CPUS >= 16K, because the
-    /// tail shares the word with `LOCKED`. Returns the previous tail.
+    /// tail shares the word with the holder's bits. Returns the previous tail.
     fn swap_tail(&self, me: usize) -> usize {
         let mut word = self.word.load(Ordering::Relaxed);
         loop {
@@ -241,7 +284,8 @@ impl McsSpinlock {
 
     #[inline]
     fn try_lock(&self, request: Request) -> Option<()> {
-        let taken = may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take();
+        let taken =
+            may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take(Hold::Plain);
         request.count_try(taken);
         taken.then_some(())
     }
@@ -281,7 +325,7 @@ unsafe impl RawRwLock for McsSpinlock {
 
     #[inline]
     unsafe fn unlock_shared(&self, _: ()) {
-        self.release()
+        self.release(Hold::Plain)
     }
 
     #[inline]
@@ -296,7 +340,7 @@ unsafe impl RawRwLock for McsSpinlock {
 
     #[inline]
     unsafe fn unlock_exclusive(&self, _: ()) {
-        self.release()
+        self.release(Hold::Plain)
     }
 
     /// No downgrade: the hold stays exclusive.
@@ -322,11 +366,13 @@ mod tests {
     #[test]
     fn enqueue_keeps_the_holder_and_replaces_the_tail() {
         assert_eq!(with_tail(LOCKED | A, B), LOCKED | B);
+        assert_eq!(with_tail(HELD | A, B), HELD | B);
         assert_eq!(with_tail(A, B), B);
         assert_eq!(
-            McsState::from_word(LOCKED | B),
+            McsState::from_word(HELD | B),
             McsState {
                 locked: true,
+                flagged: true,
                 tail: B
             }
         );
@@ -335,6 +381,7 @@ mod tests {
     #[test]
     fn head_claims_after_release_alone_or_ahead_of_others() {
         assert!(!head_may_claim(LOCKED | A));
+        assert!(!head_may_claim(HELD | A));
         assert!(head_may_claim(A));
         assert_eq!(claim(A, A), Claim::Alone);
         assert_eq!(claim(B, A), Claim::AheadOfOthers);
@@ -344,7 +391,7 @@ mod tests {
     fn nodes_are_cache_padded_apart() {
         // The claim each waiter polls its own line rests on this.
         assert!(std::mem::align_of::<CachePadded<Node>>() >= 64);
-        assert_eq!(std::mem::align_of::<CachePadded<Node>>() & LOCKED, 0);
+        assert_eq!(std::mem::align_of::<CachePadded<Node>>() & HELD, 0);
     }
 
     #[test]
