@@ -8,16 +8,20 @@
 
 pub mod guard;
 pub mod kind;
+#[cfg(all(test, shuttle))]
+mod model_check;
 pub mod mutex;
 pub mod percpu_rwsem;
 mod placeholder;
 pub mod qrwlock;
 pub mod qspinlock;
 pub mod raw;
+pub mod read_hold;
 pub mod rwlock;
 pub mod rwsem;
 pub mod rwsem_fifo;
 pub mod shim;
+pub mod spin_wait;
 pub mod spinlock;
 pub mod stats;
 

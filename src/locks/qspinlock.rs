@@ -1,2 +1,430 @@
-//! TEMPORARY: replaced by the real algorithm.
-pub type McsSpinlock = super::placeholder::Placeholder<1>;
+//! `qspinlock`: the MCS queue spinlock of x86 Linux since 4.2
+//! (kernel/locking/qspinlock.c, queued_spin_lock and queued_spin_lock_slowpath).
+//!
+//! Uncontended it is one CAS on the lock word. Contended, each waiter joins a
+//! queue of nodes and polls a flag in its OWN cache-padded node, so a release
+//! disturbs one waiter, not all of them (the constant handoff cost of
+//! DOMAIN.md section 3). Only the queue head polls the lock word, waiting for
+//! the holder; on release it claims the lock and makes the next node head.
+//!
+//! As in the kernel, a node is needed only while its owner waits (the holder
+//! needs none, the kernel's per-CPU `qnodes` are reused per acquisition), so
+//! the node lives on the waiter's stack frame and tokens are `()`. Modelled
+//! without the kernel's pending-bit shortcut (the first contender spinning on
+//! the word instead of queueing) and its paravirt hooks: every contender queues.
+//!
+//! # State word (usize)
+//! ```text
+//!  63                                   2      1       0
+//! +--------------------------------------+---------+--------+
+//! | tail: address of the last queued node| FLAGGED | LOCKED |
+//! +--------------------------------------+---------+--------+
+//! ```
+//! - `LOCKED`: someone holds the lock (the kernel's locked byte).
+//! - `FLAGGED`: the holder asked for [`Hold::Flagged`]: a one-bit note in the
+//!   same word for the lock built on this one (percpu-rwsem's `block`), so
+//!   taking the lock and raising the note is one atomic. The spinlock itself
+//!   holds [`Hold::Plain`] and never sets it.
+//! - `tail`: the last waiter's node (0: nobody queued). Nodes are cache-line
+//!   aligned, so the low bits are free.
+//!
+//! Invariants:
+//! - the fast path and trylock take the lock only from word 0 (no holder, no
+//!   queue), so a queued waiter is never overtaken: FIFO by enqueue order;
+//! - while the tail is non-zero only the queue head sets `LOCKED`;
+//! - `FLAGGED` is set only together with `LOCKED` and cleared at that hold's
+//!   release;
+//! - other threads touch a node only between its owner's enqueue and its
+//!   handoff (or its removal of itself as tail), all inside the owner's slow
+//!   path, so the node may live on the owner's stack.
+
+use super::shim::{AtomicBool, AtomicUsize, Ordering};
+use super::spin_wait::{Request, SpinWait};
+use super::stats;
+use super::{LockKind, RawRwLock};
+use crossbeam_utils::CachePadded;
+
+/// Someone holds the lock.
+const LOCKED: usize = 1;
+/// The holder's note for the lock built on this one.
+const FLAGGED: usize = 1 << 1;
+/// The holder's bits.
+const HELD: usize = LOCKED | FLAGGED;
+/// The tail bits: a node address.
+const TAIL: usize = !HELD;
+
+/// What a grant sets in the word, and so what its release clears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// `LOCKED` alone: the spinlock, qrwlock's wait_lock.
+    Plain,
+    /// `LOCKED | FLAGGED`: percpu-rwsem's writer, which blocks readers.
+    Flagged,
+}
+
+impl Hold {
+    fn bits(self) -> usize {
+        match self {
+            Hold::Plain => LOCKED,
+            Hold::Flagged => HELD,
+        }
+    }
+}
+
+/// The lock word, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct McsState {
+    pub locked: bool,
+    /// The holder took it as [`Hold::Flagged`].
+    pub flagged: bool,
+    /// The last queued waiter's node address, 0 when nobody queues. Opaque:
+    /// compare it, never dereference it.
+    pub tail: usize,
+}
+
+impl McsState {
+    pub fn from_word(word: usize) -> McsState {
+        McsState {
+            locked: word & LOCKED != 0,
+            flagged: word & FLAGGED != 0,
+            tail: word & TAIL,
+        }
+    }
+}
+
+/// queued_spin_trylock: an arrival may take the lock directly only when
+/// nobody holds it and nobody queues.
+pub fn may_take_directly(word: usize) -> bool {
+    word == 0
+}
+
+/// The word after the node at `node` has become the tail (xchg_tail): the
+/// holder's bits are kept.
+pub fn with_tail(word: usize, node: usize) -> usize {
+    debug_assert_eq!(node & HELD, 0, "node addresses are cache-line aligned");
+    (word & HELD) | node
+}
+
+/// The queue head may claim the lock once the holder has released it.
+pub fn head_may_claim(word: usize) -> bool {
+    word & LOCKED == 0
+}
+
+/// How the queue head claims a released lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Nobody queued behind the head: one CAS sets the hold's bits and clears
+    /// the tail.
+    Alone,
+    /// Others queued behind: set the hold's bits, then make the next node head.
+    AheadOfOthers,
+}
+
+/// The head's claim, given the word it saw and its own node address.
+pub fn claim(word: usize, node: usize) -> Claim {
+    if word & TAIL == node {
+        Claim::Alone
+    } else {
+        Claim::AheadOfOthers
+    }
+}
+
+/// A waiter's queue node (the kernel's struct mcs_spinlock).
+#[derive(Debug)]
+struct Node {
+    /// The next waiter's node, linked by that waiter after it became the tail.
+    next: AtomicUsize,
+    /// Set by the predecessor when this waiter becomes the queue head (the
+    /// kernel's `mcs->locked`).
+    head: AtomicBool,
+}
+
+/// The MCS queue spinlock. Tokens are `()`: the holder needs no node.
+#[derive(Debug)]
+pub struct McsSpinlock {
+    word: AtomicUsize,
+}
+
+impl McsSpinlock {
+    /// A snapshot of the state, for tests and reports (racy by nature).
+    pub fn state(&self) -> McsState {
+        McsState::from_word(self.word.load(Ordering::Relaxed))
+    }
+
+    /// Whether the holder took it [`Hold::Flagged`]. SeqCst, like every
+    /// grant, so a reader that counted itself in elsewhere and then sees no
+    /// flag cannot have been missed by a flagged holder's later reads.
+    #[inline]
+    pub(crate) fn is_flagged(&self) -> bool {
+        self.word.load(Ordering::SeqCst) & FLAGGED != 0
+    }
+
+    /// One CAS from an idle word: the fast path and trylock.
+    // Grants are SeqCst rather than Acquire for percpu-rwsem's Dekker pairing
+    // (see is_flagged); on x86 it is the same LOCK CMPXCHG.
+    #[inline]
+    pub(crate) fn try_take(&self, hold: Hold) -> bool {
+        self.word
+            .compare_exchange(0, hold.bits(), Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Take the lock for another lock's internal use (qrwlock's wait_lock,
+    /// percpu-rwsem's queue): counts nothing itself, its polls go to the
+    /// caller's `wait`.
+    #[inline]
+    pub(crate) fn acquire(&self, wait: &mut SpinWait, hold: Hold) {
+        if !self.try_take(hold) {
+            self.lock_queued(wait, hold);
+        }
+    }
+
+    /// queued_spin_unlock: clear the hold's bits, leaving the queue to its head.
+    #[inline]
+    pub(crate) fn release(&self, hold: Hold) {
+        self.word.fetch_sub(hold.bits(), Ordering::Release);
+    }
+
+    #[inline]
+    fn lock(&self, request: Request) {
+        if self.try_take(Hold::Plain) {
+            stats::count(request.granted(), 1);
+        } else {
+            self.lock_slow(request);
+        }
+    }
+
+    #[cold]
+    fn lock_slow(&self, request: Request) {
+        let mut wait = SpinWait::begin(request);
+        self.lock_queued(&mut wait, Hold::Plain);
+        wait.granted();
+    }
+
+    /// queued_spin_lock_slowpath without the pending bit.
+    #[cold]
+    fn lock_queued(&self, wait: &mut SpinWait, hold: Hold) {
+        // Step 1: a node on this stack frame (the kernel's per-CPU qnode).
+        let node = CachePadded::new(Node {
+            next: AtomicUsize::new(0),
+            head: AtomicBool::new(false),
+        });
+        let me = &*node as *const Node as usize;
+        // Step 2: one more try before queueing, as the kernel does.
+        if self.try_take(hold) {
+            return;
+        }
+        // Step 3: become the tail; whoever was tail before is our predecessor.
+        let prev = self.swap_tail(me);
+        // Step 4: behind a predecessor, link in and poll our own node until it
+        // hands us the head of the queue.
+        if prev != 0 {
+            // SAFETY: `prev` was the tail, so its owner is in this function
+            // between Step 3 and Step 7; it cannot return before it reads this
+            // link (its Step 6 CAS fails: the tail is now us), so its node is alive.
+            unsafe { &*(prev as *const Node) }
+                .next
+                .store(me, Ordering::Release);
+            while !node.head.load(Ordering::Acquire) {
+                wait.poll();
+            }
+        }
+        // Step 5: as head, poll the lock word until the holder releases.
+        let mut word = self.word.load(Ordering::Acquire);
+        while !head_may_claim(word) {
+            wait.poll();
+            word = self.word.load(Ordering::Acquire);
+        }
+        // Step 6: claim. Alone, one CAS takes the lock and empties the queue;
+        // it fails only if someone enqueued meanwhile (nobody else sets the
+        // holder's bits while the tail is non-zero).
+        while claim(word, me) == Claim::Alone {
+            match self
+                .word
+                .compare_exchange(word, hold.bits(), Ordering::SeqCst, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => word = now,
+            }
+        }
+        self.word.fetch_or(hold.bits(), Ordering::SeqCst);
+        // Step 7: hand the head to the next node once it has linked itself.
+        let next = loop {
+            let next = node.next.load(Ordering::Acquire);
+            if next != 0 {
+                break next;
+            }
+            wait.poll();
+        };
+        // SAFETY: the next waiter polls its node in Step 4 until this store;
+        // after it, neither of us touches the other's node.
+        unsafe { &*(next as *const Node) }
+            .head
+            .store(true, Ordering::Release);
+    }
+
+    /// xchg_tail: a CAS loop, as the kernel's for NR_CPUS >= 16K, because the
+    /// tail shares the word with the holder's bits. Returns the previous tail.
+    fn swap_tail(&self, me: usize) -> usize {
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            // AcqRel: publish our node's initialisation to the next waiter,
+            // and see the predecessor's before writing its `next`.
+            match self.word.compare_exchange_weak(
+                word,
+                with_tail(word, me),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(prev) => return prev & TAIL,
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    #[inline]
+    fn try_lock(&self, request: Request) -> Option<()> {
+        let taken =
+            may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take(Hold::Plain);
+        request.count_try(taken);
+        taken.then_some(())
+    }
+}
+
+// SAFETY: LOCKED is set by exactly one thread at a time (a CAS from 0, or the
+// queue head when no one else may set it) and cleared only by the holder's
+// release. Shared requests take the same exclusive path.
+unsafe impl RawRwLock for McsSpinlock {
+    type ReadToken = ();
+    type WriteToken = ();
+    const KIND: LockKind = LockKind::Qspinlock;
+    const SHARED_READERS: bool = false;
+    const HAS_DOWNGRADE: bool = false;
+
+    fn new() -> Self {
+        McsSpinlock {
+            word: AtomicUsize::new(0),
+        }
+    }
+
+    #[inline]
+    fn lock_shared(&self) {
+        self.lock(Request::Read)
+    }
+
+    #[inline]
+    fn try_lock_shared(&self) -> Option<()> {
+        self.try_lock(Request::Read)
+    }
+
+    /// A spinlock has no reader path to be unfair on: the exclusive path.
+    #[inline]
+    fn lock_shared_critical(&self) {
+        self.lock(Request::Read)
+    }
+
+    #[inline]
+    unsafe fn unlock_shared(&self, _: ()) {
+        self.release(Hold::Plain)
+    }
+
+    #[inline]
+    fn lock_exclusive(&self) {
+        self.lock(Request::Write)
+    }
+
+    #[inline]
+    fn try_lock_exclusive(&self) -> Option<()> {
+        self.try_lock(Request::Write)
+    }
+
+    #[inline]
+    unsafe fn unlock_exclusive(&self, _: ()) {
+        self.release(Hold::Plain)
+    }
+
+    /// No downgrade: the hold stays exclusive.
+    #[inline]
+    unsafe fn downgrade(&self, _: ()) {}
+}
+
+#[cfg(all(test, not(shuttle)))]
+mod tests {
+    use super::*;
+
+    const A: usize = 0x1000;
+    const B: usize = 0x2000;
+
+    #[test]
+    fn only_an_idle_word_is_taken_directly() {
+        assert!(may_take_directly(0));
+        assert!(!may_take_directly(LOCKED));
+        // A released lock with a queue belongs to the queue head.
+        assert!(!may_take_directly(A));
+    }
+
+    #[test]
+    fn enqueue_keeps_the_holder_and_replaces_the_tail() {
+        assert_eq!(with_tail(LOCKED | A, B), LOCKED | B);
+        assert_eq!(with_tail(HELD | A, B), HELD | B);
+        assert_eq!(with_tail(A, B), B);
+        assert_eq!(
+            McsState::from_word(HELD | B),
+            McsState {
+                locked: true,
+                flagged: true,
+                tail: B
+            }
+        );
+    }
+
+    #[test]
+    fn head_claims_after_release_alone_or_ahead_of_others() {
+        assert!(!head_may_claim(LOCKED | A));
+        assert!(!head_may_claim(HELD | A));
+        assert!(head_may_claim(A));
+        assert_eq!(claim(A, A), Claim::Alone);
+        assert_eq!(claim(B, A), Claim::AheadOfOthers);
+    }
+
+    #[test]
+    fn nodes_are_cache_padded_apart() {
+        // The claim each waiter polls its own line rests on this.
+        assert!(std::mem::align_of::<CachePadded<Node>>() >= 64);
+        assert_eq!(std::mem::align_of::<CachePadded<Node>>() & HELD, 0);
+    }
+
+    #[test]
+    fn try_lock_fails_while_held_and_release_frees() {
+        let lock = McsSpinlock::new();
+        lock.lock_exclusive();
+        assert!(lock.try_lock_shared().is_none());
+        assert!(lock.state().locked);
+        // SAFETY: held just above.
+        unsafe { lock.unlock_exclusive(()) };
+        assert_eq!(lock.state(), McsState::from_word(0));
+        assert!(lock.try_lock_exclusive().is_some());
+    }
+}
+
+#[cfg(all(test, shuttle))]
+mod shuttle_tests {
+    use super::McsSpinlock;
+    use crate::locks::model_check::{Role::*, check, roles};
+
+    // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
+    // schedules, each at most model_check::MAX_STEPS steps. Three contenders make a queue of two
+    // behind a holder, so the link, handoff and tail-CAS races all occur.
+    #[test]
+    fn three_contenders_exclude_and_all_finish() {
+        check(2000, || roles::<McsSpinlock>(&[Write, Read, Downgrade]));
+    }
+
+    // Four threads: a queue of three, with a trylock racing the tail.
+    #[test]
+    fn four_contenders_with_a_trylock() {
+        check(2000, || {
+            roles::<McsSpinlock>(&[Write, Write, Read, TryWrite])
+        });
+    }
+}
