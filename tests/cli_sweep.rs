@@ -65,7 +65,10 @@ fn bad_sweep_input_is_one_line_exit_2_and_writes_nothing() {
             &["--vary", "world.tasks=1,2", "--threads", "1,2"],
             "--threads: give one count with --vary",
         ),
-        (&["--duration", "0s"], "--duration: '0s' is out of range (allowed: 1ms..=24h)"),
+        (
+            &["--duration", "0s"],
+            "--duration: '0s' is out of range (allowed: 1ms..=24h)",
+        ),
         (
             &["--repeat", "0"],
             "--repeat: 0 repeats (allowed: 1 or more)",
