@@ -37,6 +37,17 @@ pub enum Shape {
     Tree,
 }
 
+impl Shape {
+    /// The name model files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Flat => "flat",
+            Shape::Chain => "chain",
+            Shape::Tree => "tree",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorldSpec {
@@ -167,10 +178,15 @@ impl WorldSpec {
         if need <= va {
             return Ok(());
         }
+        let files = if self.files > 0 {
+            format!(" and {} files of {} pages", self.files, self.file_pages)
+        } else {
+            String::new()
+        };
         let msg = format!(
-            "{} anon vmas of {} pages and {} files of {} pages need {need} pages \
-             (one hole after each), beyond va_pages = {va}",
-            self.anon_vmas, self.pages_per_vma, self.files, self.file_pages
+            "{} anon vmas of {} pages{files} need {need} pages (one hole after each), \
+             beyond va_pages = {va}",
+            self.anon_vmas, self.pages_per_vma
         );
         let room = va.saturating_sub(self.file_span());
         if self.anon_vmas > 0 && room / u64::from(self.anon_vmas) >= 2 {
@@ -205,8 +221,10 @@ impl WorldSpec {
             return Err(err(
                 "tasks",
                 format!(
-                    "{} tasks forked as a {:?} with {} anon vmas make up to {avcs} anon_vma_chains",
-                    self.tasks, self.shape, self.anon_vmas
+                    "{} tasks forked as a {} with {} anon vmas make up to {avcs} anon_vma_chains",
+                    self.tasks,
+                    self.shape.name(),
+                    self.anon_vmas
                 ),
                 format!("a world of at most {MAX_AVCS} anon_vma_chains"),
             ));

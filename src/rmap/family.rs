@@ -64,11 +64,17 @@ impl AnonVma {
 /// consistent copy.
 #[derive(Clone, Debug)]
 pub struct Avc {
+    /// Key `[vm_pgoff, vm_last_pgoff]` and links in its anon_vma's tree
+    /// (`rb`, `rb_subtree_last`). Root rwsem.
     pub(crate) node: TreeNode,
+    /// The vma's mm (`avc->vma->vm_mm`). Root rwsem (+ mmap_lock to change).
     pub(crate) mm: MmId,
+    /// The vma's first page (`avc->vma->vm_start`). Root rwsem (+ mmap_lock).
     pub(crate) vm_start: u32,
+    /// The anon_vma this AVC links to. Root rwsem.
     pub(crate) anon_vma: AnonVmaId,
-    /// The next (older) AVC of the same vma, or [`NIL`].
+    /// The next (older) AVC of the same vma (`same_vma` list), or [`NIL`].
+    /// Root rwsem and the vma's mmap_lock.
     pub(crate) next_same_vma: u32,
 }
 
@@ -132,8 +138,14 @@ impl VmaKey {
 /// Everything under one root anon_vma: one lock domain.
 #[derive(Debug)]
 pub struct Family {
+    /// The root anon_vma (`anon_vma->root` of every member). Fixed for the
+    /// family's life.
     pub(crate) root: AnonVmaId,
+    /// The family's anon_vmas (the kernel's anon_vma slab cache). Guarded by
+    /// the root rwsem.
     pub(crate) anon_vmas: Slab<AnonVma>,
+    /// The family's AVCs, which are also its trees' nodes (the
+    /// anon_vma_chain slab cache). Guarded by the root rwsem.
     pub(crate) avcs: Slab<Avc>,
 }
 

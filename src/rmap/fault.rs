@@ -41,7 +41,8 @@ pub enum Fault {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfPages;
 
-/// Fault on page `addr` of `vma` (mmap_lock READ held by the caller).
+/// Fault on page `addr` of `vma` (the caller holds
+/// [`mmap_read_lock`](super::mm::mmap_read_lock)).
 pub fn handle_mm_fault(
     vma: &Vma,
     addr: u32,

@@ -12,6 +12,20 @@
 
 use super::family::VmaKey;
 use super::ids::{AnonVmaId, AvcId, FamilyId, FileVmaId, MmId, SpaceId};
+use super::lock_req::{LockReq, LockTarget};
+
+/// The mmap_lock held across every operation that changes an mm's vmas:
+/// exit, mmap, munmap, split, merge, and the first fault's
+/// `__anon_vma_prepare` (a model deviation, see the [`rmap`](super) doc).
+/// fork holds two ([`fork_locks`](super::fork::fork_locks)).
+pub fn mmap_write_lock(mm: MmId) -> LockReq {
+    LockReq::write(LockTarget::MmapLock(mm))
+}
+
+/// The mmap_lock a page fault holds.
+pub fn mmap_read_lock(mm: MmId) -> LockReq {
+    LockReq::read(LockTarget::MmapLock(mm))
+}
 
 /// What a vma maps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +54,14 @@ pub struct AnonLink {
 /// `struct vm_area_struct`: pages `[start, end)` of the mm, mapping pgoffs
 /// `[pgoff, pgoff + end - start)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Every field is guarded by the mm's mmap_lock; `start`, `end` and `pgoff`
+/// are copied into the vma's AVCs and i_mmap entry, which also need their
+/// rmap lock (WRITE) to change.
 pub struct Vma {
+    /// First page.
     pub start: u32,
+    /// One past the last page.
     pub end: u32,
     /// For anon vmas, the page number at mmap time (the kernel sets vm_pgoff
     /// to addr >> PAGE_SHIFT); kept through splits as the kernel does.
@@ -86,6 +106,7 @@ impl Vma {
 /// A task's address space: vmas sorted by start, non-overlapping.
 #[derive(Clone, Debug, Default)]
 pub struct Mm {
+    /// The vma set (the kernel's maple tree), sorted by start. mmap_lock.
     pub(crate) vmas: Vec<Vma>,
 }
 

@@ -1,5 +1,6 @@
 //! mmap of anonymous memory and of shared files (mm/mmap.c, mm/vma.c
-//! __mmap_region), mmap_lock WRITE held by the caller.
+//! __mmap_region), with [`mmap_write_lock`](super::mm::mmap_write_lock) held
+//! by the caller.
 //!
 //! An anonymous mapping takes no rmap lock: its anon_vma comes at the first
 //! fault. A file mapping is linked into the file's i_mmap (vma_link_file,

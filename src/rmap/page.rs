@@ -82,20 +82,25 @@ const MAPCOUNT_MASK: u32 = PIN_ONE - 1;
 /// One page descriptor: 16 bytes.
 #[derive(Debug)]
 pub struct PageDesc {
+    /// `folio->mapping` (see the module doc's table). Atomic.
     mapping: AtomicU64,
     /// The page's pgoff in its anon_vma's or file's space (`folio->index`).
+    /// Atomic.
     index: AtomicU32,
-    /// Mapcount and pins (see [`MAP_ONE`], [`PIN_ONE`]).
+    /// Mapcount and pins (see [`MAP_ONE`], [`PIN_ONE`]). Atomic.
     refs: AtomicU32,
 }
 
 /// The pool.
+/// Every field is atomic: no lock.
 pub struct PagePool {
+    /// The descriptors, by page id.
     descs: Box<[PageDesc]>,
     /// One bit per page: set = allocated.
     used: Box<[AtomicU64]>,
     /// Word to start the next free-bit search at.
     hint: AtomicUsize,
+    /// Pages allocated now.
     live: AtomicU32,
 }
 

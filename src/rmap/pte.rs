@@ -124,7 +124,9 @@ pub fn clear_if_maps(pte: &AtomicU32, page: PageId) -> Option<Pte> {
 
 /// Every mm's page table: slot `mm` holds `va_pages` PTEs, contiguous.
 pub struct PageTables {
+    /// PTEs per mm. Fixed.
     va_pages: u32,
+    /// The PTEs, `va_pages` per mm slot. Atomics (no lock; see module doc).
     store: Chunked<AtomicU32>,
 }
 

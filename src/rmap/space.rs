@@ -19,8 +19,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// `vma->shared.rb`; this entry carries what a walker needs: 32 bytes).
 #[derive(Clone, Debug)]
 pub struct FileVma {
+    /// Key `[vm_pgoff, vm_last_pgoff]` and tree links (`vma->shared.rb`).
+    /// i_mmap_rwsem.
     pub(crate) node: TreeNode,
+    /// The vma's mm. i_mmap_rwsem (+ mmap_lock to change).
     pub(crate) mm: MmId,
+    /// The vma's first page. i_mmap_rwsem (+ mmap_lock to change).
     pub(crate) vm_start: u32,
 }
 
@@ -54,9 +58,11 @@ impl FileVma {
 /// Everything here is guarded by the file's i_mmap_rwsem.
 #[derive(Debug)]
 pub struct AddressSpace {
-    /// File size in pages.
+    /// File size in pages. Fixed.
     pub(crate) pages: u32,
+    /// The i_mmap tree's root (`mapping->i_mmap`). i_mmap_rwsem.
     pub(crate) tree: TreeRoot,
+    /// The tree's nodes, one per vma mapping the file. i_mmap_rwsem.
     pub(crate) entries: Slab<FileVma>,
 }
 
@@ -127,6 +133,7 @@ impl AddressSpace {
 /// A file's cached pages by index: page id or empty. Lock-free (see module doc).
 #[derive(Debug)]
 pub struct PageCache {
+    /// Page id per file index, or NIL. Atomics (no lock).
     slots: Box<[AtomicU32]>,
 }
 

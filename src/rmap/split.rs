@@ -1,7 +1,8 @@
 //! mprotect of part of a vma: __split_vma, and the merge that undoes it when
 //! the protections match again (vma_merge / commit_merge, mm/vma.c v6.x).
 //!
-//! Split, with the mm's mmap_lock WRITE held throughout:
+//! Split, with the mm's mmap_lock WRITE held throughout
+//! ([`mmap_write_lock`](super::mm::mmap_write_lock)):
 //!
 //! 1. [`split_clone`]: the new (upper) vma gets a copy of the old one's AVC
 //!    chain (anon_vma_clone, root WRITE). Its AVCs are keyed by the new range.

@@ -9,9 +9,10 @@
 //!    or unlink_file_vma_batch under the file's i_mmap WRITE, one lock hold per
 //!    batch of up to [`FILE_BATCH`] consecutive vmas of one file.
 //!
-//! Held across both passes: the mm's mmap_lock WRITE.
+//! Held across both passes: the mm's mmap_lock WRITE
+//! ([`mmap_write_lock`](super::mm::mmap_write_lock)).
 
-use super::ids::{FamilyId, MmId, SpaceId};
+use super::ids::{FamilyId, SpaceId};
 use super::lock_req::{LockReq, LockSet, LockTarget};
 use super::mm::{Backing, Vma};
 use super::page::PagePool;
@@ -21,11 +22,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// unlink_file_vma_batch's batch size (struct unlink_vma_file_batch holds
 /// `vmas[8]`, mm/internal.h, v6.10+).
 pub const FILE_BATCH: usize = 8;
-
-/// The mmap_lock held across an exit or munmap.
-pub fn unmap_locks(mm: MmId) -> LockReq {
-    LockReq::write(LockTarget::MmapLock(mm))
-}
 
 /// zap_pte_range over a whole vma: clear each present PTE and drop its page's
 /// mapping. Returns the PTEs cleared.

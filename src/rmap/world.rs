@@ -42,6 +42,8 @@ pub struct Capacity {
 pub struct World {
     /// Pages per task address space (the page-table size).
     pub va_pages: u32,
+    /// The fixed sizes the tables were built with.
+    pub capacity: Capacity,
     /// `mm_struct`s by id; each entry guarded by that mm's mmap_lock. None is
     /// a free slot. Entries never move (see [`SlotTable`]).
     pub mms: SlotTable<Option<Mm>>,
@@ -74,6 +76,7 @@ impl World {
     pub fn new(va_pages: u32, file_pages: &[u32], cap: Capacity) -> World {
         World {
             va_pages,
+            capacity: cap,
             mms: SlotTable::new(TABLE_CHUNK, (cap.mms as usize).div_ceil(TABLE_CHUNK).max(1)),
             mm_ids: IdAlloc::default(),
             page_tables: PageTables::new(va_pages, cap.mms),
@@ -124,14 +127,15 @@ impl World {
         })
     }
 
-    /// A new task with an empty address space (an exec'd process).
+    /// A new task with an empty address space (an exec'd process). Panics
+    /// if [`Capacity::mms`] tasks are live already.
     pub fn spawn(&mut self) -> MmId {
-        let id = MmId(self.mm_ids.alloc());
         assert!(
-            id.index() < self.mms.max_slots(),
+            self.mm_ids.live() < self.capacity.mms,
             "world built for {} mms",
-            self.mms.max_slots()
+            self.capacity.mms
         );
+        let id = MmId(self.mm_ids.alloc());
         self.mms.get_or_grow(id.index(), || None);
         self.page_tables.table_or_grow(id);
         *self.mms.get_mut(id.index()).expect("slot just grown") = Some(Mm::default());
