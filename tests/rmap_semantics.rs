@@ -336,22 +336,37 @@ fn steps_declare_the_kernels_locks() {
 fn exit_unlinks_file_vmas_in_batches_of_eight() {
     let mut w = World::new(64, &[4, 4], Capacity { mms: 4, pages: 64 });
     let a = w.spawn();
+    // Ten vmas of file 0 with a faulted anon vma after the third, then one
+    // vma of file 1.
+    let mut at = 0;
     for i in 0..10 {
-        w.mmap_file_at(a, i * 5, SpaceId(0), 0, 4);
+        if i == 3 {
+            w.mmap_anon_at(a, at, 2);
+            w.touch(a, at, true).unwrap();
+            at += 3;
+        }
+        w.mmap_file_at(a, at, SpaceId(0), 0, 4);
+        at += 5;
     }
-    w.mmap_file_at(a, 55, SpaceId(1), 0, 4);
+    w.mmap_file_at(a, at, SpaceId(1), 0, 4);
     let steps = free_pgtables_plan(w.mm(a).vmas());
-    let sizes: Vec<(usize, SpaceId)> = steps
+    let shape: Vec<(usize, Option<SpaceId>)> = steps
         .iter()
         .map(|s| match s {
-            UnlinkStep::File { vmas, space } => (vmas.len(), *space),
-            UnlinkStep::Anon { .. } => panic!("no anon vmas here"),
+            UnlinkStep::File { vmas, space } => (vmas.len(), Some(*space)),
+            UnlinkStep::Anon { .. } => (1, None),
         })
         .collect();
-    assert_eq!(
-        sizes,
-        vec![(FILE_BATCH, SpaceId(0)), (2, SpaceId(0)), (1, SpaceId(1))]
-    );
+    // The anon vma is unlinked as it is reached, without breaking the batch;
+    // the batch flushes when full and when the file changes.
+    let want = vec![
+        (1, None),
+        (FILE_BATCH, Some(SpaceId(0))),
+        (2, Some(SpaceId(0))),
+        (1, Some(SpaceId(1))),
+    ];
+    assert_eq!(shape, want);
     w.exit(a);
     assert!(w.spaces.iter().all(|s| s.entries().count() == 0));
+    assert_eq!(w.live_families().count(), 0);
 }

@@ -62,7 +62,8 @@ pub fn handle_mm_fault(
             }
         };
     };
-    if write && !old.writable() {
+    // Only private (COW) mappings have write-protected PTEs.
+    if write && !old.writable() && vma.is_anon() {
         return do_wp_page(vma, addr, old, page, slot, pages);
     }
     let bits = if write { YOUNG | DIRTY } else { YOUNG };

@@ -16,6 +16,12 @@
 //! | pages ([`page`]), page cache | none: atomics                     |
 //! | mm / family slot allocation | the engine's tasklist lock         |
 //!
+//! Tables never move their entries, so the engine can allocate new mms and
+//! families (under its tasklist lock) while walkers read other slots: mms and
+//! families live in chunked [`slots::SlotTable`]s (fixed-size chunks allocated
+//! on first use, never freed), files in a slice fixed when the world is built,
+//! pages in a fixed-capacity pool sized from the model ([`Capacity`]).
+//!
 //! # Lock order
 //!
 //! The order of mm/rmap.c's header comment, with the modes this model's

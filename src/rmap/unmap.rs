@@ -7,7 +7,7 @@
 //!    [`unlink_anon_vmas`](super::anon_vma::unlink_anon_vmas) under its
 //!    family's root WRITE (once for all its AVCs),
 //!    or unlink_file_vma_batch under the file's i_mmap WRITE, one lock hold per
-//!    batch of up to [`FILE_BATCH`] consecutive vmas of one file.
+//!    batch of up to [`FILE_BATCH`] vmas of one file.
 //!
 //! Held across both passes: the mm's mmap_lock WRITE
 //! ([`mmap_write_lock`](super::mm::mmap_write_lock)).
@@ -19,8 +19,8 @@ use super::page::PagePool;
 use super::space::AddressSpace;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// unlink_file_vma_batch's batch size (struct unlink_vma_file_batch holds
-/// `vmas[8]`, mm/internal.h, v6.10+).
+/// unlink_file_vma_batch's batch size (`struct unlink_vma_file_batch` holds
+/// `vmas[8]`: mm/vma.h, mm/internal.h when it was added in 2024).
 pub const FILE_BATCH: usize = 8;
 
 /// zap_pte_range over a whole vma: clear each present PTE and drop its page's
@@ -60,10 +60,15 @@ impl UnlinkStep {
     }
 }
 
-/// The free_pgtables steps for `vmas` (in address order). Anon vmas never
-/// faulted have nothing to unlink. Consecutive vmas of one file share a batch.
+/// The free_pgtables steps for `vmas` (in address order), in the order the
+/// kernel takes their locks: each anon vma's unlink as it is reached; file
+/// vmas gathered into a batch that is flushed when a vma of another file
+/// arrives, when it holds [`FILE_BATCH`], or at the end
+/// (unlink_file_vma_batch_add / _final). Anon vmas never faulted have nothing
+/// to unlink, and do not break a batch.
 pub fn free_pgtables_plan(vmas: &[Vma]) -> Vec<UnlinkStep> {
-    let mut steps: Vec<UnlinkStep> = Vec::new();
+    let mut steps = Vec::new();
+    let mut batch: Option<(SpaceId, Vec<usize>)> = None;
     for (i, v) in vmas.iter().enumerate() {
         match (v.backing, v.anon) {
             (Backing::Anon, Some(link)) => steps.push(UnlinkStep::Anon {
@@ -71,18 +76,16 @@ pub fn free_pgtables_plan(vmas: &[Vma]) -> Vec<UnlinkStep> {
                 family: link.family,
             }),
             (Backing::Anon, None) => {}
-            (Backing::File { space, .. }, _) => match steps.last_mut() {
-                Some(UnlinkStep::File { vmas, space: s })
-                    if *s == space && vmas.len() < FILE_BATCH && vmas.last() == Some(&(i - 1)) =>
-                {
-                    vmas.push(i)
+            (Backing::File { space, .. }, _) => {
+                if let Some((s, b)) = batch.take_if(|(s, b)| *s != space || b.len() == FILE_BATCH) {
+                    steps.push(UnlinkStep::File { vmas: b, space: s });
                 }
-                _ => steps.push(UnlinkStep::File {
-                    vmas: vec![i],
-                    space,
-                }),
-            },
+                batch.get_or_insert_with(|| (space, Vec::new())).1.push(i);
+            }
         }
+    }
+    if let Some((space, vmas)) = batch {
+        steps.push(UnlinkStep::File { vmas, space });
     }
     steps
 }

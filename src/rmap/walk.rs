@@ -4,7 +4,7 @@
 //!
 //! Locking: the page's family root READ (anon) or the file's i_mmap READ
 //! (file); [`walk_lock`] says which. PTEs are read and cleared without any mm
-//! lock (atomics, see [`pte`](super::pte)). The caller reads the page's
+//! lock (atomics, see [`super::pte`]). The caller reads the page's
 //! mapping, takes the lock it names, and passes the guarded part; the walk
 //! re-checks the mapping under the lock (as folio_lock_anon_vma_read does) and
 //! reports [`WalkResult::raced`] if the page moved or went.
