@@ -1,0 +1,65 @@
+//! The world's speed goals (issue 2), on the AIM7 model
+//! (models/aim7-fork-storm.toml: one ancestor, 10,000 flat children):
+//!
+//! - `build_aim7`: build the whole initial world. Goal < 2 s (release).
+//! - `page_referenced_10k`: one page_referenced of an ancestor page, whose
+//!   root anon_vma tree holds 10,001 vmas. Goal < 200 us.
+//! - `fork_exit_child`: fork one more child of the ancestor and exit it.
+//!
+//! Run briefly: `cargo bench --bench rmap -- --warm-up-time 1 --measurement-time 2`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmap_storm::model::{self, Model};
+use rmap_storm::rmap::{Capacity, MmId, World, pte};
+use std::hint::black_box;
+
+fn aim7() -> Model {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/aim7-fork-storm.toml");
+    model::load(&path, &[]).expect("the AIM7 model loads")
+}
+
+fn build(c: &mut Criterion) {
+    let spec = aim7().world;
+    let mut g = c.benchmark_group("rmap");
+    g.sample_size(10);
+    g.bench_function("build_aim7", |b| b.iter(|| World::build(black_box(&spec))));
+    g.finish();
+}
+
+fn walks(c: &mut Criterion) {
+    let spec = aim7().world;
+    // One spare mm slot for the fork/exit bench.
+    let cap = Capacity {
+        mms: spec.tasks + 1,
+        ..Capacity::for_spec(&spec)
+    };
+    let mut world = World::build_with(&spec, cap);
+    let ancestor = MmId(0);
+    let pte0 = world
+        .page_tables
+        .pte(ancestor, 0)
+        .expect("ancestor page table");
+    let page = pte::load(pte0).page().expect("the ancestor wrote page 0");
+    assert!(world.page_referenced(page).vmas_visited > 10_000);
+
+    let mut g = c.benchmark_group("rmap");
+    g.bench_function("page_referenced_10k", |b| {
+        b.iter(|| world.page_referenced(black_box(page)))
+    });
+    g.bench_function("fork_exit_child", |b| {
+        b.iter(|| {
+            let child = world.fork(black_box(ancestor));
+            world.exit(child);
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    // Plots need a system font criterion's plotters backend cannot find here
+    // (it panics with FontUnavailable); the figures are in the text output.
+    config = Criterion::default().without_plots();
+    targets = build, walks
+}
+criterion_main!(benches);

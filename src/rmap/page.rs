@@ -1,0 +1,326 @@
+//! Pages (`struct folio`, order 0): a fixed-capacity pool of descriptors.
+//!
+//! Locking: none; every field is an atomic, as the kernel's `_mapcount` is and
+//! as `folio->mapping` is read by walkers (folio_lock_anon_vma_read reads it
+//! under RCU before taking the anon_vma lock, then re-checks). Allocation takes
+//! a free bit from a bitmap by CAS, so the pool needs no lock either.
+//!
+//! Lifetime: a page is freed when its reference word drops to zero: mapcount
+//! (PTEs mapping it) plus pins (the kernel's other folio references: the page
+//! cache's, or reclaim's isolation reference that keeps a page alive while
+//! try_to_unmap walks it). Whoever drops the last one frees it, as
+//! folio_put does.
+//!
+//! Capacity is fixed when the world is built (from the model, see
+//! `Capacity`): allocation failing is the model's "out of memory", which the
+//! engine turns into reclaim.
+//!
+//! Mapping word (`mapping`, u64), the kernel's `folio->mapping` with its
+//! PAGE_MAPPING_ANON bit:
+//!
+//! | value / bits             | meaning                                   |
+//! |--------------------------|-------------------------------------------|
+//! | `u64::MAX`               | free page                                 |
+//! | bit 63 set, 32..63, 0..32| anon: family id (31 bits), anon_vma id    |
+//! | bit 63 clear, 0..32      | file page: the address space id           |
+
+use super::ids::{AnonVmaId, FamilyId, PageId, SpaceId};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+const FREE: u64 = u64::MAX;
+const ANON: u64 = 1 << 63;
+
+/// What a page belongs to (`folio->mapping` decoded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mapping {
+    /// An anonymous page of `anon_vma` in `family`: rmap_walk_anon searches
+    /// that anon_vma's own tree.
+    Anon {
+        family: FamilyId,
+        anon_vma: AnonVmaId,
+    },
+    /// A page-cache page of a file: rmap_walk_file searches its i_mmap.
+    File { space: SpaceId },
+}
+
+impl Mapping {
+    fn encode(self) -> u64 {
+        match self {
+            Mapping::Anon { family, anon_vma } => {
+                // All-ones would read as FREE.
+                assert!(
+                    family.0 < (1 << 31) - 1,
+                    "family id {} needs 31 bits",
+                    family.0
+                );
+                ANON | u64::from(family.0) << 32 | u64::from(anon_vma.0)
+            }
+            Mapping::File { space } => u64::from(space.0),
+        }
+    }
+
+    fn decode(word: u64) -> Option<Mapping> {
+        match word {
+            FREE => None,
+            w if w & ANON != 0 => Some(Mapping::Anon {
+                family: FamilyId(((w & !ANON) >> 32) as u32),
+                anon_vma: AnonVmaId(w as u32),
+            }),
+            w => Some(Mapping::File {
+                space: SpaceId(w as u32),
+            }),
+        }
+    }
+}
+
+/// Reference word: PTEs mapping the page (the kernel's `_mapcount` + 1) in
+/// bits 0..24, pins in bits 24..32.
+const MAP_ONE: u32 = 1;
+const PIN_ONE: u32 = 1 << 24;
+const MAPCOUNT_MASK: u32 = PIN_ONE - 1;
+
+/// One page descriptor: 16 bytes.
+#[derive(Debug)]
+pub struct PageDesc {
+    /// `folio->mapping` (see the module doc's table). Atomic.
+    mapping: AtomicU64,
+    /// The page's pgoff in its anon_vma's or file's space (`folio->index`).
+    /// Atomic.
+    index: AtomicU32,
+    /// Mapcount and pins (see [`MAP_ONE`], [`PIN_ONE`]). Atomic.
+    refs: AtomicU32,
+}
+
+/// The pool.
+/// Every field is atomic: no lock.
+pub struct PagePool {
+    /// The descriptors, by page id.
+    descs: Box<[PageDesc]>,
+    /// One bit per page: set = allocated.
+    used: Box<[AtomicU64]>,
+    /// Word to start the next free-bit search at.
+    hint: AtomicUsize,
+    /// Pages allocated now.
+    live: AtomicU32,
+}
+
+impl PagePool {
+    pub fn new(capacity: u32) -> Self {
+        assert!(capacity <= super::pte::MAX_PAGES);
+        let words = (capacity as usize).div_ceil(64);
+        let used: Box<[AtomicU64]> = (0..words)
+            .map(|w| {
+                // Bits past the capacity are permanently "used".
+                let valid = (capacity as usize - w * 64).min(64);
+                AtomicU64::new(if valid == 64 { 0 } else { !0 << valid })
+            })
+            .collect();
+        PagePool {
+            descs: (0..capacity)
+                .map(|_| PageDesc {
+                    mapping: AtomicU64::new(FREE),
+                    index: AtomicU32::new(0),
+                    refs: AtomicU32::new(0),
+                })
+                .collect(),
+            used,
+            hint: AtomicUsize::new(0),
+            live: AtomicU32::new(0),
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.descs.len() as u32
+    }
+
+    /// Pages allocated now.
+    pub fn live(&self) -> u32 {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Allocate a page for `mapping` at `index` with one pin (the caller's
+    /// reference: drop it with [`unpin`](Self::unpin) once mapped, or hand it
+    /// to the page cache); None if the pool is full.
+    pub fn alloc(&self, mapping: Mapping, index: u32) -> Option<PageId> {
+        let words = self.used.len();
+        let start = self.hint.load(Ordering::Relaxed);
+        for i in 0..words {
+            let w = (start + i) % words;
+            let mut bits = self.used[w].load(Ordering::Relaxed);
+            while bits != !0 {
+                let bit = (!bits).trailing_zeros();
+                let mask = 1u64 << bit;
+                match self.used[w].compare_exchange_weak(
+                    bits,
+                    bits | mask,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        self.hint.store(w, Ordering::Relaxed);
+                        self.live.fetch_add(1, Ordering::Relaxed);
+                        let id = PageId((w * 64) as u32 + bit);
+                        let d = &self.descs[id.index()];
+                        d.index.store(index, Ordering::Relaxed);
+                        d.refs.store(PIN_ONE, Ordering::Relaxed);
+                        d.mapping.store(mapping.encode(), Ordering::Release);
+                        return Some(id);
+                    }
+                    Err(now) => bits = now,
+                }
+            }
+        }
+        None
+    }
+
+    /// Return a page whose last reference went.
+    fn free(&self, page: PageId) {
+        let d = &self.descs[page.index()];
+        d.mapping.store(FREE, Ordering::Release);
+        let (w, bit) = (page.index() / 64, page.0 % 64);
+        let prev = self.used[w].fetch_and(!(1u64 << bit), Ordering::Release);
+        debug_assert!(prev & (1 << bit) != 0, "double free of {page:?}");
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub fn mapping(&self, page: PageId) -> Option<Mapping> {
+        Mapping::decode(self.descs[page.index()].mapping.load(Ordering::Acquire))
+    }
+
+    /// folio_move_anon_rmap: an exclusively mapped anon page changes anon_vma.
+    pub fn set_mapping(&self, page: PageId, mapping: Mapping) {
+        self.descs[page.index()]
+            .mapping
+            .store(mapping.encode(), Ordering::Release);
+    }
+
+    pub fn index(&self, page: PageId) -> u32 {
+        self.descs[page.index()].index.load(Ordering::Relaxed)
+    }
+
+    /// PTEs mapping the page (folio_mapcount).
+    pub fn mapcount(&self, page: PageId) -> u32 {
+        self.descs[page.index()].refs.load(Ordering::Acquire) & MAPCOUNT_MASK
+    }
+
+    /// Pins held on the page (references other than mappings).
+    pub fn pins(&self, page: PageId) -> u32 {
+        self.descs[page.index()].refs.load(Ordering::Acquire) / PIN_ONE
+    }
+
+    /// One more PTE maps the page (folio_add_*_rmap, page_dup_rmap). The
+    /// caller holds a reference already (a pin or a PTE mapping it).
+    pub fn map(&self, page: PageId) {
+        let prev = self.descs[page.index()]
+            .refs
+            .fetch_add(MAP_ONE, Ordering::AcqRel);
+        debug_assert!(prev != 0 && prev & MAPCOUNT_MASK != MAPCOUNT_MASK);
+    }
+
+    /// One PTE fewer (folio_remove_rmap_pte + the PTE's folio_put). True if
+    /// that was the last reference and the page is now free.
+    pub fn unmap(&self, page: PageId) -> bool {
+        self.put(page, MAP_ONE)
+    }
+
+    /// Take a reference on a live page (folio_try_get, as reclaim isolates a
+    /// page before walking it). False if the page is free.
+    pub fn pin(&self, page: PageId) -> bool {
+        let refs = &self.descs[page.index()].refs;
+        let mut cur = refs.load(Ordering::Acquire);
+        loop {
+            if cur == 0 {
+                return false;
+            }
+            match refs.compare_exchange_weak(
+                cur,
+                cur + PIN_ONE,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Drop a pin; true if the page is now free.
+    pub fn unpin(&self, page: PageId) -> bool {
+        self.put(page, PIN_ONE)
+    }
+
+    fn put(&self, page: PageId, one: u32) -> bool {
+        let prev = self.descs[page.index()]
+            .refs
+            .fetch_sub(one, Ordering::AcqRel);
+        debug_assert!(prev >= one, "reference underflow on {page:?}");
+        let last = prev == one;
+        if last {
+            self.free(page);
+        }
+        last
+    }
+
+    /// Every allocated page, in id order.
+    pub fn iter_live(&self) -> impl Iterator<Item = PageId> + '_ {
+        (0..self.capacity())
+            .map(PageId)
+            .filter(|&p| self.mapping(p).is_some())
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.descs.len() * size_of::<PageDesc>() + self.used.len() * size_of::<AtomicU64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_round_trips() {
+        for m in [
+            Mapping::Anon {
+                family: FamilyId((1 << 31) - 2),
+                anon_vma: AnonVmaId(u32::MAX),
+            },
+            Mapping::Anon {
+                family: FamilyId(0),
+                anon_vma: AnonVmaId(0),
+            },
+            Mapping::File {
+                space: SpaceId(u32::MAX),
+            },
+        ] {
+            assert_eq!(Mapping::decode(m.encode()), Some(m));
+        }
+        assert_eq!(Mapping::decode(FREE), None);
+    }
+
+    #[test]
+    fn pool_hands_out_every_page_once_then_fails() {
+        let pool = PagePool::new(70);
+        let file = Mapping::File { space: SpaceId(0) };
+        let mut got: Vec<u32> = (0..70).map(|i| pool.alloc(file, i).unwrap().0).collect();
+        assert_eq!(pool.alloc(file, 0), None);
+        got.sort();
+        assert_eq!(got, (0..70).collect::<Vec<_>>());
+        assert!(pool.unpin(PageId(65)));
+        assert_eq!(pool.alloc(file, 9), Some(PageId(65)));
+        assert_eq!((pool.index(PageId(65)), pool.live()), (9, 70));
+    }
+
+    #[test]
+    fn the_last_reference_frees_whichever_it_is() {
+        let pool = PagePool::new(1);
+        let p = pool.alloc(Mapping::File { space: SpaceId(0) }, 0).unwrap();
+        pool.map(p);
+        pool.map(p);
+        assert!(!pool.unpin(p)); // mapped twice: stays
+        assert!(pool.pin(p)); // reclaim isolates it
+        assert!(!pool.unmap(p) && !pool.unmap(p)); // unmapped, still pinned
+        assert_eq!((pool.mapcount(p), pool.pins(p)), (0, 1));
+        assert!(pool.unpin(p)); // the isolation reference was the last
+        assert!(!pool.pin(p) && pool.mapping(p).is_none());
+    }
+}

@@ -1,0 +1,400 @@
+//! The single-threaded façade: owns every part of the world and composes the
+//! step functions into whole kernel operations, taking no locks (there is one
+//! thread). Inspect, the property tests and the benches use it; the native
+//! engine takes it apart (its fields are public) and runs the same steps under
+//! one lock per domain, in the order each operation's plan declares.
+//!
+//! Each field's doc names the lock that guards it in the kernel (and in the
+//! engine). Lock-free parts (page tables, page cache, page pool) are shared by
+//! `&` and changed only through atomics.
+
+use super::anon_vma::{self, FamilyFate, Prepare};
+use super::family::Family;
+use super::fault::{self, Fault, OutOfPages};
+use super::fork::{self, ForkClone, ForkStep};
+use super::ids::{FamilyId, MmId, PageId, SpaceId};
+use super::mm::{Mm, Vma};
+use super::mmap;
+use super::page::{Mapping, PagePool};
+use super::pte::PageTables;
+use super::slots::{IdAlloc, SlotTable};
+use super::space::{AddressSpace, PageCache};
+use super::split;
+use super::unmap::{self, UnlinkStep};
+use super::walk::{self, Locked, WalkResult};
+
+/// Slots per chunk of the mm and family tables.
+const TABLE_CHUNK: usize = 1024;
+/// Chunks of the family table: 4 Mi families (a family needs a live vma, so
+/// this bounds nothing a model can reach; the chunk-pointer array costs 96 KiB).
+const FAMILY_CHUNKS: usize = 4096;
+
+/// Fixed sizes chosen when the world is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    /// mm slots (live tasks at once).
+    pub mms: u32,
+    /// Page descriptors in the pool.
+    pub pages: u32,
+}
+
+/// Every part of the model.
+pub struct World {
+    /// Pages per task address space (the page-table size).
+    pub va_pages: u32,
+    /// The fixed sizes the tables were built with.
+    pub capacity: Capacity,
+    /// `mm_struct`s by id; each entry guarded by that mm's mmap_lock. None is
+    /// a free slot. Entries never move (see [`SlotTable`]).
+    pub mms: SlotTable<Option<Mm>>,
+    /// mm slot allocation: guarded by the engine's tasklist lock.
+    pub mm_ids: IdAlloc,
+    /// PTEs of every mm: atomics, no lock (the PTL is a CAS).
+    pub page_tables: PageTables,
+    /// anon_vma families by id; each entry guarded by its root anon_vma rwsem.
+    pub families: SlotTable<Option<Family>>,
+    /// Family slot allocation: guarded by the engine's tasklist lock.
+    pub family_ids: IdAlloc,
+    /// Files' i_mmap trees; each guarded by its i_mmap_rwsem.
+    pub spaces: Box<[AddressSpace]>,
+    /// Files' page caches, index-aligned with `spaces`: atomics, no lock.
+    pub page_cache: Box<[PageCache]>,
+    /// Page descriptors: atomics, no lock.
+    pub pages: PagePool,
+}
+
+/// The family in slot `id` (it must be live).
+fn family_mut(families: &mut SlotTable<Option<Family>>, id: FamilyId) -> &mut Family {
+    families
+        .get_mut(id.index())
+        .and_then(Option::as_mut)
+        .unwrap_or_else(|| panic!("{id:?} is not a live family"))
+}
+
+impl World {
+    /// An empty world: no tasks, `file_pages.len()` files of those sizes.
+    pub fn new(va_pages: u32, file_pages: &[u32], cap: Capacity) -> World {
+        World {
+            va_pages,
+            capacity: cap,
+            mms: SlotTable::new(TABLE_CHUNK, (cap.mms as usize).div_ceil(TABLE_CHUNK).max(1)),
+            mm_ids: IdAlloc::default(),
+            page_tables: PageTables::new(va_pages, cap.mms),
+            families: SlotTable::new(TABLE_CHUNK, FAMILY_CHUNKS),
+            family_ids: IdAlloc::default(),
+            spaces: file_pages.iter().map(|&p| AddressSpace::new(p)).collect(),
+            page_cache: file_pages.iter().map(|&p| PageCache::new(p)).collect(),
+            pages: PagePool::new(cap.pages),
+        }
+    }
+
+    /// The live mm `id`.
+    pub fn mm(&self, id: MmId) -> &Mm {
+        self.mms
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .unwrap_or_else(|| panic!("{id:?} is not a live mm"))
+    }
+
+    fn mm_mut(&mut self, id: MmId) -> &mut Mm {
+        self.mms
+            .get_mut(id.index())
+            .and_then(Option::as_mut)
+            .unwrap_or_else(|| panic!("{id:?} is not a live mm"))
+    }
+
+    /// The live family `id`.
+    pub fn family(&self, id: FamilyId) -> &Family {
+        self.families
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .unwrap_or_else(|| panic!("{id:?} is not a live family"))
+    }
+
+    /// Every live mm, by id.
+    pub fn live_mms(&self) -> impl Iterator<Item = (MmId, &Mm)> {
+        (0..self.mm_ids.high_water()).filter_map(|i| {
+            let mm = self.mms.get(i as usize)?.as_ref()?;
+            Some((MmId(i), mm))
+        })
+    }
+
+    /// Every live family, by id.
+    pub fn live_families(&self) -> impl Iterator<Item = (FamilyId, &Family)> {
+        (0..self.family_ids.high_water()).filter_map(|i| {
+            let f = self.families.get(i as usize)?.as_ref()?;
+            Some((FamilyId(i), f))
+        })
+    }
+
+    /// A new task with an empty address space (an exec'd process). Panics
+    /// if [`Capacity::mms`] tasks are live already.
+    pub fn spawn(&mut self) -> MmId {
+        assert!(
+            self.mm_ids.live() < self.capacity.mms,
+            "world built for {} mms",
+            self.capacity.mms
+        );
+        let id = MmId(self.mm_ids.alloc());
+        self.mms.get_or_grow(id.index(), || None);
+        self.page_tables.table_or_grow(id);
+        *self.mms.get_mut(id.index()).expect("slot just grown") = Some(Mm::default());
+        id
+    }
+
+    /// mmap anonymous pages `[start, start + pages)`.
+    pub fn mmap_anon_at(&mut self, mm: MmId, start: u32, pages: u32) {
+        assert!(start + pages <= self.va_pages);
+        mmap::mmap_anon(self.mm_mut(mm), start, pages);
+    }
+
+    /// mmap `pages` anonymous pages wherever they fit; their start.
+    pub fn mmap_anon(&mut self, mm: MmId, pages: u32) -> Option<u32> {
+        let start = mmap::get_unmapped_area(self.mm(mm), pages, self.va_pages)?;
+        self.mmap_anon_at(mm, start, pages);
+        Some(start)
+    }
+
+    /// mmap file pages `[pgoff, pgoff + pages)` shared at `start`.
+    pub fn mmap_file_at(&mut self, mm: MmId, start: u32, space: SpaceId, pgoff: u32, pages: u32) {
+        assert!(start + pages <= self.va_pages);
+        let m = self
+            .mms
+            .get_mut(mm.index())
+            .and_then(Option::as_mut)
+            .expect("live mm");
+        let s = &mut self.spaces[space.index()];
+        mmap::mmap_file(mm, m, start, pages, space, pgoff, s);
+    }
+
+    /// mmap a file range wherever it fits; its start.
+    pub fn mmap_file(&mut self, mm: MmId, space: SpaceId, pgoff: u32, pages: u32) -> Option<u32> {
+        let start = mmap::get_unmapped_area(self.mm(mm), pages, self.va_pages)?;
+        self.mmap_file_at(mm, start, space, pgoff, pages);
+        Some(start)
+    }
+
+    /// Touch page `addr` of `mm` (a read or write access that faults if the
+    /// PTE does not allow it): the first fault in an anon vma first runs
+    /// __anon_vma_prepare.
+    pub fn touch(&mut self, mm: MmId, addr: u32, write: bool) -> Result<Fault, OutOfPages> {
+        let vma = self.mm(mm).vma(addr).expect("touch outside any vma");
+        if vma.is_anon() && vma.anon.is_none() {
+            self.anon_vma_prepare(mm, addr);
+        }
+        let vma = self.mm(mm).vma(addr).expect("vma still there");
+        let ptes = self.page_tables.table(mm).expect("mm has a page table");
+        loop {
+            match fault::handle_mm_fault(vma, addr, write, ptes, &self.pages, &self.page_cache)? {
+                Fault::Retry => continue,
+                done => return Ok(done),
+            }
+        }
+    }
+
+    /// __anon_vma_prepare for the vma containing `addr`.
+    fn anon_vma_prepare(&mut self, mm: MmId, addr: u32) {
+        match anon_vma::find_mergeable_anon_vma(self.mm(mm), addr) {
+            Prepare::Join { family, anon_vma } => {
+                let m = self.mms.get_mut(mm.index()).and_then(Option::as_mut);
+                let vma = m.and_then(|m| m.vma_mut(addr)).expect("live vma");
+                let f = family_mut(&mut self.families, family);
+                anon_vma::anon_vma_prepare_join(mm, vma, family, f, anon_vma);
+            }
+            Prepare::NewRoot => {
+                let fid = FamilyId(self.family_ids.alloc());
+                self.families.get_or_grow(fid.index(), || None);
+                let vma = self.mm_mut(mm).vma_mut(addr).expect("live vma");
+                let family = anon_vma::anon_vma_prepare_new(mm, vma, fid);
+                *self.families.get_mut(fid.index()).expect("slot grown") = Some(family);
+            }
+        }
+    }
+
+    /// fork: a child with a copy of `parent`'s vmas, linked into the same
+    /// anon_vma families and files, COW-sharing every present anon page.
+    pub fn fork(&mut self, parent: MmId) -> MmId {
+        let child_id = self.spawn();
+        let mut child = Mm::default();
+        let pmm = self
+            .mms
+            .get(parent.index())
+            .and_then(Option::as_ref)
+            .expect("live parent");
+        let ppt = self.page_tables.table(parent).expect("parent page table");
+        let cpt = self.page_tables.table(child_id).expect("child page table");
+        for step in fork::fork_plan(pmm) {
+            let pvma = pmm.vma(step.start()).expect("planned vma");
+            match step {
+                ForkStep::Anon { family, .. } => {
+                    let f = family_mut(&mut self.families, family);
+                    let link = match fork::anon_vma_fork_clone(pvma, child_id, f) {
+                        ForkClone::Done(link) => link,
+                        ForkClone::NeedsOwn(chain) => {
+                            fork::anon_vma_fork_own(pvma, child_id, f, chain)
+                        }
+                    };
+                    fork::insert_anon_vma(pvma, &mut child, link);
+                }
+                ForkStep::Bare { .. } => fork::dup_bare_vma(pvma, &mut child),
+                ForkStep::File { space, .. } => {
+                    let s = &mut self.spaces[space.index()];
+                    fork::dup_file_vma(pvma, child_id, &mut child, s);
+                }
+            }
+            fork::copy_pte_range(pvma, ppt, cpt, &self.pages);
+        }
+        *self.mm_mut(child_id) = child;
+        child_id
+    }
+
+    /// exit_mmap and release of the mm slot.
+    pub fn exit(&mut self, mm: MmId) {
+        let mut vmas = std::mem::take(&mut self.mm_mut(mm).vmas);
+        self.teardown(mm, &mut vmas);
+        *self.mms.get_mut(mm.index()).expect("live mm") = None;
+        self.mm_ids.free(mm.0);
+    }
+
+    /// munmap of `[start, end)`: split at both ends, then tear down the vmas
+    /// inside.
+    pub fn munmap(&mut self, mm: MmId, start: u32, end: u32) {
+        self.split(mm, start);
+        self.split(mm, end);
+        let m = self.mm_mut(mm);
+        let (inside, kept): (Vec<Vma>, Vec<Vma>) = std::mem::take(&mut m.vmas)
+            .into_iter()
+            .partition(|v| start <= v.start && v.end <= end);
+        m.vmas = kept;
+        let mut inside = inside;
+        self.teardown(mm, &mut inside);
+    }
+
+    /// unmap_vmas then free_pgtables over vmas already out of the mm.
+    fn teardown(&mut self, mm: MmId, vmas: &mut [Vma]) {
+        let ptes = self.page_tables.table(mm).expect("mm page table");
+        for v in vmas.iter() {
+            unmap::zap_vma(v, ptes, &self.pages);
+        }
+        for step in unmap::free_pgtables_plan(vmas) {
+            match step {
+                UnlinkStep::Anon { vma, family } => {
+                    let f = family_mut(&mut self.families, family);
+                    if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
+                        *self.families.get_mut(family.index()).expect("live") = None;
+                        self.family_ids.free(family.0);
+                    }
+                }
+                UnlinkStep::File { vmas: batch, space } => {
+                    let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
+                    unmap::unlink_file_step(&batch, &mut self.spaces[space.index()]);
+                }
+            }
+        }
+    }
+
+    /// __split_vma at `at` (mprotect of part of a vma); false if `at` is not
+    /// strictly inside a vma.
+    pub fn split(&mut self, mm: MmId, at: u32) -> bool {
+        let Some(plan) = split::split_plan(self.mm(mm), at) else {
+            return false;
+        };
+        let m = self
+            .mms
+            .get_mut(mm.index())
+            .and_then(Option::as_mut)
+            .expect("live mm");
+        let fam = plan.family.map(|f| family_mut(&mut self.families, f));
+        let pending = split::split_clone(mm, m, &plan, fam);
+        let fam = plan.family.map(|f| family_mut(&mut self.families, f));
+        let space = plan.space.map(|s| &mut self.spaces[s.index()]);
+        split::split_commit(mm, m, &plan, pending, fam, space);
+        true
+    }
+
+    /// Merge the vmas meeting at `at` if compatible; false if not.
+    pub fn merge(&mut self, mm: MmId, at: u32) -> bool {
+        let Some(plan) = split::merge_plan(self.mm(mm), at) else {
+            return false;
+        };
+        let m = self
+            .mms
+            .get_mut(mm.index())
+            .and_then(Option::as_mut)
+            .expect("live mm");
+        let fam = plan.unlink.map(|f| family_mut(&mut self.families, f));
+        let space = plan.space.map(|s| &mut self.spaces[s.index()]);
+        let mut gone = split::merge_commit(mm, m, &plan, fam, space);
+        if let Some(f) = plan.unlink {
+            let fate = anon_vma::unlink_anon_vmas(&mut gone, family_mut(&mut self.families, f));
+            assert_eq!(
+                fate,
+                FamilyFate::Alive,
+                "the surviving vma keeps its family"
+            );
+        }
+        true
+    }
+
+    /// The locked part a walk of `page` needs, if the page is live.
+    fn locked(&self, page: PageId) -> Option<Locked<'_>> {
+        Some(match self.pages.mapping(page)? {
+            Mapping::Anon { family, .. } => Locked::Family(family, self.family(family)),
+            Mapping::File { space } => Locked::Space(space, &self.spaces[space.index()]),
+        })
+    }
+
+    /// page_referenced of `page` (raced if the page is free).
+    pub fn page_referenced(&self, page: PageId) -> WalkResult {
+        let Some(locked) = self.locked(page) else {
+            return WalkResult {
+                raced: true,
+                ..WalkResult::default()
+            };
+        };
+        walk::page_referenced(locked, &self.page_tables, &self.pages, page, |_| {})
+    }
+
+    /// Reclaim `page`: pin it (isolation), try_to_unmap, drop it from the page
+    /// cache if it is a file page, unpin; the page is free afterwards unless
+    /// it was still mapped.
+    pub fn reclaim(&self, page: PageId) -> WalkResult {
+        let Some(locked) = self.locked(page) else {
+            return WalkResult {
+                raced: true,
+                ..WalkResult::default()
+            };
+        };
+        if !self.pages.pin(page) {
+            return WalkResult {
+                raced: true,
+                ..WalkResult::default()
+            };
+        }
+        let r = walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| {});
+        if let Some(Mapping::File { space }) = self.pages.mapping(page) {
+            let index = self.pages.index(page);
+            if self.pages.mapcount(page) == 0 && self.page_cache[space.index()].remove(index, page)
+            {
+                self.pages.unpin(page);
+            }
+        }
+        self.pages.unpin(page);
+        r
+    }
+
+    /// Drop spare arena capacity after building, so memory figures count
+    /// what the world holds, not growth slack.
+    pub fn shrink_to_fit(&mut self) {
+        for i in 0..self.family_ids.high_water() {
+            if let Some(Some(f)) = self.families.get_mut(i as usize) {
+                f.shrink_to_fit();
+            }
+        }
+        for i in 0..self.mm_ids.high_water() {
+            if let Some(Some(m)) = self.mms.get_mut(i as usize) {
+                m.vmas.shrink_to_fit();
+            }
+        }
+    }
+}
