@@ -95,18 +95,35 @@ impl LockKind {
     /// Run `visitor` monomorphised for this kind: the single run-time -> compile-time
     /// switch, so engines and workloads stay generic over [`RawRwLock`].
     pub fn dispatch<V: LockVisitor>(self, visitor: V) -> V::Output {
-        use super::*;
-        match self {
-            LockKind::Spinlock => visitor.visit::<spinlock::TicketSpinlock>(),
-            LockKind::Qspinlock => visitor.visit::<qspinlock::McsSpinlock>(),
-            LockKind::Rwlock => visitor.visit::<rwlock::RwlockT>(),
-            LockKind::Qrwlock => visitor.visit::<qrwlock::Qrwlock>(),
-            LockKind::RwsemFifo => visitor.visit::<rwsem_fifo::RwsemFifo>(),
-            LockKind::Rwsem => visitor.visit::<rwsem::Rwsem>(),
-            LockKind::Mutex => visitor.visit::<mutex::Mutex>(),
-            LockKind::PercpuRwsem => visitor.visit::<percpu_rwsem::PercpuRwsem>(),
+        macro_rules! visit {
+            ($($variant:ident => $ty:ty,)*) => {
+                match self {
+                    $(LockKind::$variant => visitor.visit::<$ty>(),)*
+                }
+            };
         }
+        crate::for_each_lock_kind!(visit)
     }
+}
+
+/// The table of kinds and their types, written once: `$m!` receives
+/// `Variant => path::Type,` for every kind ([`LockKind::dispatch`] and
+/// [`super::any::AnyLock`] are both built from it).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! for_each_lock_kind {
+    ($m:ident) => {
+        $m! {
+            Spinlock => $crate::locks::spinlock::TicketSpinlock,
+            Qspinlock => $crate::locks::qspinlock::McsSpinlock,
+            Rwlock => $crate::locks::rwlock::RwlockT,
+            Qrwlock => $crate::locks::qrwlock::Qrwlock,
+            RwsemFifo => $crate::locks::rwsem_fifo::RwsemFifo,
+            Rwsem => $crate::locks::rwsem::Rwsem,
+            Mutex => $crate::locks::mutex::Mutex,
+            PercpuRwsem => $crate::locks::percpu_rwsem::PercpuRwsem,
+        }
+    };
 }
 
 impl std::fmt::Display for LockKind {

@@ -6,6 +6,7 @@
 //! native engine (real atomics and parking) and a discrete-event simulator follow
 //! one definition of each lock.
 
+pub mod any;
 pub mod guard;
 pub mod kind;
 #[cfg(all(test, shuttle))]
@@ -25,6 +26,7 @@ pub mod spin_wait;
 pub mod spinlock;
 pub mod stats;
 
+pub use any::AnyLock;
 pub use guard::{ReadGuard, RwLock, WriteGuard};
 pub use kind::{LockKind, LockVisitor};
 pub use raw::RawRwLock;

@@ -1,0 +1,115 @@
+//! A lock whose kind is chosen at run time: for the locks a run does not study.
+//!
+//! The lock under test is a type parameter, monomorphised through
+//! [`LockKind::dispatch`]. A run also has locks of a second, separately chosen
+//! kind (the mmap_lock per mm, rwsem by default); making that a second type
+//! parameter would build every engine 8 x 8 times. One `match` per acquisition
+//! costs a predictable branch, nothing next to the operation it guards.
+
+use super::{LockKind, RawRwLock};
+
+macro_rules! any_lock {
+    ($($variant:ident => $ty:ty,)*) => {
+        /// One lock of any kind.
+        pub enum AnyLock { $($variant($ty),)* }
+
+        /// A shared hold of an [`AnyLock`].
+        pub enum AnyReadToken { $($variant(<$ty as RawRwLock>::ReadToken),)* }
+
+        /// An exclusive hold of an [`AnyLock`].
+        pub enum AnyWriteToken { $($variant(<$ty as RawRwLock>::WriteToken),)* }
+
+        impl AnyLock {
+            /// An unlocked lock of `kind`.
+            pub fn new(kind: LockKind) -> Self {
+                match kind { $(LockKind::$variant => AnyLock::$variant(<$ty as RawRwLock>::new()),)* }
+            }
+
+            pub fn kind(&self) -> LockKind {
+                match self { $(AnyLock::$variant(_) => LockKind::$variant,)* }
+            }
+
+            pub fn lock_shared(&self) -> AnyReadToken {
+                match self { $(AnyLock::$variant(l) => AnyReadToken::$variant(l.lock_shared()),)* }
+            }
+
+            pub fn lock_shared_critical(&self) -> AnyReadToken {
+                match self { $(AnyLock::$variant(l) => AnyReadToken::$variant(l.lock_shared_critical()),)* }
+            }
+
+            pub fn try_lock_shared(&self) -> Option<AnyReadToken> {
+                match self { $(AnyLock::$variant(l) => l.try_lock_shared().map(AnyReadToken::$variant),)* }
+            }
+
+            pub fn lock_exclusive(&self) -> AnyWriteToken {
+                match self { $(AnyLock::$variant(l) => AnyWriteToken::$variant(l.lock_exclusive()),)* }
+            }
+
+            pub fn try_lock_exclusive(&self) -> Option<AnyWriteToken> {
+                match self { $(AnyLock::$variant(l) => l.try_lock_exclusive().map(AnyWriteToken::$variant),)* }
+            }
+
+            /// # Safety
+            /// `token` came from this lock and is released once.
+            pub unsafe fn unlock_shared(&self, token: AnyReadToken) {
+                match (self, token) {
+                    // SAFETY: forwarded caller contract; the token's kind matches.
+                    $((AnyLock::$variant(l), AnyReadToken::$variant(t)) => unsafe { l.unlock_shared(t) },)*
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("a token of another lock kind"),
+                }
+            }
+
+            /// # Safety
+            /// `token` came from this lock and is released once.
+            pub unsafe fn unlock_exclusive(&self, token: AnyWriteToken) {
+                match (self, token) {
+                    // SAFETY: forwarded caller contract; the token's kind matches.
+                    $((AnyLock::$variant(l), AnyWriteToken::$variant(t)) => unsafe { l.unlock_exclusive(t) },)*
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("a token of another lock kind"),
+                }
+            }
+
+            /// # Safety
+            /// `token` came from this lock.
+            pub unsafe fn downgrade(&self, token: AnyWriteToken) -> AnyReadToken {
+                match (self, token) {
+                    // SAFETY: forwarded caller contract; the token's kind matches.
+                    $((AnyLock::$variant(l), AnyWriteToken::$variant(t)) => AnyReadToken::$variant(unsafe { l.downgrade(t) }),)*
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("a token of another lock kind"),
+                }
+            }
+        }
+    };
+}
+
+crate::for_each_lock_kind!(any_lock);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_excludes_a_writer_while_read_held() {
+        for kind in LockKind::ALL {
+            let l = AnyLock::new(kind);
+            assert_eq!(l.kind(), kind);
+            let r = l.lock_shared();
+            assert!(l.try_lock_exclusive().is_none(), "{kind}");
+            // SAFETY: r came from l.
+            unsafe { l.unlock_shared(r) };
+            let w = l.try_lock_exclusive().expect("free lock");
+            assert!(l.try_lock_shared().is_none(), "{kind}");
+            // SAFETY: w came from l.
+            let r = unsafe { l.downgrade(w) };
+            // SAFETY: r came from l.
+            unsafe { l.unlock_shared(r) };
+            assert!(
+                l.try_lock_exclusive().is_some(),
+                "{kind}: free after release"
+            );
+        }
+    }
+}
