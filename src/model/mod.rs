@@ -3,13 +3,15 @@
 //! Every failure is one line, `FILE: KEY: message (allowed: RANGE)`, and a
 //! usage error (exit status 2); nothing here panics on any input.
 //!
-//! Sections: `[world]` ([`WorldSpec`], this module), `[workload]` and
-//! `[memory]` (accepted untyped for now; the engines' issue gives them types).
+//! Sections: `[world]` ([`WorldSpec`]), `[workload]` ([`WorkloadSpec`]) and
+//! `[memory]` ([`MemorySpec`]).
 
 mod overrides;
 pub mod schema;
+pub mod workload;
 pub mod world;
 
+pub use workload::{LockTarget, MemorySpec, MmChoice, RoleSpec, WorkloadSpec};
 pub use world::{KeyError, Shape, WorldSpec};
 
 use crate::{Error, Result};
@@ -20,10 +22,8 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     pub world: WorldSpec,
-    /// `[workload]`, untyped until the engines define it.
-    pub workload: toml::Table,
-    /// `[memory]`, untyped until the engines define it.
-    pub memory: toml::Table,
+    pub workload: WorkloadSpec,
+    pub memory: MemorySpec,
 }
 
 #[derive(Deserialize)]
@@ -31,9 +31,9 @@ pub struct Model {
 struct RawModel {
     world: WorldSpec,
     #[serde(default)]
-    workload: toml::Table,
+    workload: WorkloadSpec,
     #[serde(default)]
-    memory: toml::Table,
+    memory: MemorySpec,
 }
 
 impl Model {
@@ -89,6 +89,12 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
         )
     })?;
     raw.world.validate().map_err(|e| key_error(path, e))?;
+    raw.workload
+        .validate(raw.world.files)
+        .map_err(|e| key_error(path, e))?;
+    raw.memory
+        .validate(raw.world.page_bound())
+        .map_err(|e| key_error(path, e))?;
     Ok(Model {
         world: raw.world,
         workload: raw.workload,

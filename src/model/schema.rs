@@ -80,7 +80,7 @@ pub fn allowed(path: &str) -> String {
             .find(|(k, _)| *k == key)
             .map_or_else(world_keys, |(_, a)| a.to_string()),
         (Some("world"), None) => format!("a [world] table with {}", world_keys()),
-        (Some(s), _) if SECTIONS.contains(&s) => format!("a [{s}] table"),
+        (Some("workload" | "memory"), _) => super::workload::allowed(path).unwrap_or_default(),
         _ => format!("sections {}", SECTIONS.join(", ")),
     }
 }

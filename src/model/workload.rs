@@ -1,0 +1,418 @@
+//! The `[workload]` and `[memory]` sections: who runs, how many, doing what,
+//! and how much memory they share.
+//!
+//! ```toml
+//! [workload]
+//! scale = "reclaim"        # the role `--threads N` sets: the x axis of a curve
+//! lock_target = "rmap"     # what `--lock` sets: "rmap" (every anon_vma root and
+//!                          # i_mmap lock) or "mmap_lock"; the other gets `--mmap-lock`
+//!                          # (default rwsem)
+//! mm = "any"               # which tasks touch/mprotect/execl/monitor work on:
+//!                          # "any" live task, or only the "ancestor"
+//! cond_resched = false     # walkers yield at every vma visited, as rmap_walk does
+//!
+//! [workload.reclaim]       # kswapd: page_referenced, then try_to_unmap
+//! threads = 2
+//! think_us = 0             # pause between operations, outside every lock, us
+//! work_ns = 0              # extra work per operation inside its lock (walks: per vma), ns
+//! try_lock = false         # give up on a contended root and keep the page (2022+)
+//! ```
+//!
+//! Roles ([`ROLES`]): `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`,
+//! `monitor`. Each takes `threads`, `think_us`, `work_ns`; a key that only one
+//! role understands (`try_lock`, `read_critical`, `disk_us`, `downgrade`) is
+//! refused on the others.
+//!
+//! ```toml
+//! [memory]                 # a zone's free-page watermarks (mm/page_alloc.c)
+//! budget_pages = 200000    # pages the machine has; 0 = no limit, no pressure
+//! min_pages = 2000         # below: an allocating thread reclaims itself first
+//! low_pages = 4000         # below: kswapd (the reclaim role) wakes ...
+//! high_pages = 8000        # ... and works until free pages reach this
+//! reclaim_batch = 32       # pages one direct-reclaim entry scans (SWAP_CLUSTER_MAX)
+//! ```
+
+use super::world::KeyError;
+use serde::Deserialize;
+
+/// Role names as model files and reports spell them, in report order.
+pub const ROLES: [&str; 6] = [
+    "reclaim",
+    "fork_exit",
+    "touch",
+    "mprotect",
+    "execl",
+    "monitor",
+];
+
+/// More threads than this in one role is a typo, not an experiment: torture's
+/// limit, and 2048x this machine's cores.
+pub const MAX_THREADS: u32 = 4096;
+/// Longest think time or critical-section work: one second.
+const MAX_US: u64 = 1_000_000;
+const MAX_NS: u64 = 1_000_000_000;
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    #[serde(default = "default_scale")]
+    pub scale: String,
+    #[serde(default)]
+    pub lock_target: LockTarget,
+    #[serde(default)]
+    pub mm: MmChoice,
+    #[serde(default)]
+    pub cond_resched: bool,
+    #[serde(default)]
+    pub reclaim: RoleSpec,
+    #[serde(default)]
+    pub fork_exit: RoleSpec,
+    #[serde(default)]
+    pub touch: RoleSpec,
+    #[serde(default)]
+    pub mprotect: RoleSpec,
+    #[serde(default)]
+    pub execl: RoleSpec,
+    #[serde(default)]
+    pub monitor: RoleSpec,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        toml::from_str("").expect("every field has a default")
+    }
+}
+
+fn default_scale() -> String {
+    "reclaim".into()
+}
+
+/// Which locks `--lock` sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockTarget {
+    /// The rmap locks: every root anon_vma rwsem and i_mmap_rwsem.
+    #[default]
+    Rmap,
+    /// Every mm's mmap_lock (seeds 000-002 are about mmap_sem).
+    MmapLock,
+}
+
+/// Which tasks the per-task roles work on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MmChoice {
+    /// Any live task, picked at random per operation.
+    #[default]
+    Any,
+    /// Only the first ancestor: many threads of one process (seeds 000-002).
+    Ancestor,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleSpec {
+    #[serde(default)]
+    pub threads: u32,
+    #[serde(default)]
+    pub think_us: u64,
+    #[serde(default)]
+    pub work_ns: u64,
+    /// reclaim: trylock the root and keep the page on contention (2022+).
+    pub try_lock: Option<bool>,
+    /// monitor: down_read_critical instead of down_read (seed 002).
+    pub read_critical: Option<bool>,
+    /// touch: a fault holds mmap_lock for read while "waiting on disk", us.
+    pub disk_us: Option<u64>,
+    /// execl: munmap downgrades mmap_lock to read before unlinking.
+    pub downgrade: Option<bool>,
+}
+
+impl WorkloadSpec {
+    /// The role `name`'s spec (a name from [`ROLES`]).
+    pub fn role(&self, name: &str) -> &RoleSpec {
+        match name {
+            "reclaim" => &self.reclaim,
+            "fork_exit" => &self.fork_exit,
+            "touch" => &self.touch,
+            "mprotect" => &self.mprotect,
+            "execl" => &self.execl,
+            "monitor" => &self.monitor,
+            _ => panic!("unknown role {name}"),
+        }
+    }
+
+    pub fn role_mut(&mut self, name: &str) -> &mut RoleSpec {
+        match name {
+            "reclaim" => &mut self.reclaim,
+            "fork_exit" => &mut self.fork_exit,
+            "touch" => &mut self.touch,
+            "mprotect" => &mut self.mprotect,
+            "execl" => &mut self.execl,
+            "monitor" => &mut self.monitor,
+            _ => panic!("unknown role {name}"),
+        }
+    }
+
+    /// Total threads over all roles.
+    pub fn threads(&self) -> u32 {
+        ROLES.iter().map(|r| self.role(r).threads).sum()
+    }
+
+    pub fn validate(&self, files: u32) -> Result<(), KeyError> {
+        if !ROLES.contains(&self.scale.as_str()) {
+            return Err(err(
+                "scale",
+                format!("'{}' is not a role", self.scale),
+                ROLES.join(", "),
+            ));
+        }
+        for name in ROLES {
+            self.validate_role(name)?;
+        }
+        if self.execl.threads > 0 && files == 0 {
+            return Err(err(
+                "execl.threads",
+                "execl maps files but world.files = 0",
+                "0 when world.files = 0",
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_role(&self, name: &str) -> Result<(), KeyError> {
+        let r = self.role(name);
+        let key = |k: &str| format!("{name}.{k}");
+        if r.threads > MAX_THREADS {
+            return Err(err(
+                &key("threads"),
+                format!("{} is out of range", r.threads),
+                format!("0..={MAX_THREADS}"),
+            ));
+        }
+        if r.think_us > MAX_US {
+            return Err(err(
+                &key("think_us"),
+                format!("{} is out of range", r.think_us),
+                format!("0..={MAX_US}"),
+            ));
+        }
+        if r.work_ns > MAX_NS {
+            return Err(err(
+                &key("work_ns"),
+                format!("{} is out of range", r.work_ns),
+                format!("0..={MAX_NS}"),
+            ));
+        }
+        if r.disk_us.is_some_and(|d| d > MAX_US) {
+            return Err(err(
+                &key("disk_us"),
+                "is out of range",
+                format!("0..={MAX_US}"),
+            ));
+        }
+        let only = [
+            ("try_lock", r.try_lock.is_some(), "reclaim"),
+            ("read_critical", r.read_critical.is_some(), "monitor"),
+            ("disk_us", r.disk_us.is_some(), "touch"),
+            ("downgrade", r.downgrade.is_some(), "execl"),
+        ];
+        for (field, set, owner) in only {
+            if set && name != owner {
+                return Err(err(
+                    &key(field),
+                    "unknown key for this role",
+                    format!("{field} only in [workload.{owner}]"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    #[serde(default)]
+    pub budget_pages: u64,
+    #[serde(default)]
+    pub min_pages: u64,
+    #[serde(default)]
+    pub low_pages: u64,
+    #[serde(default)]
+    pub high_pages: u64,
+    #[serde(default = "default_batch")]
+    pub reclaim_batch: u32,
+}
+
+impl Default for MemorySpec {
+    fn default() -> Self {
+        toml::from_str("").expect("every field has a default")
+    }
+}
+
+// SWAP_CLUSTER_MAX (include/linux/swap.h): pages one reclaim pass isolates.
+fn default_batch() -> u32 {
+    32
+}
+
+impl MemorySpec {
+    /// Whether the model has a page budget at all.
+    pub fn limited(&self) -> bool {
+        self.budget_pages > 0
+    }
+
+    /// Watermarks must nest inside the budget; the budget must hold the
+    /// initial world (`resident` pages) plus the high watermark, or kswapd
+    /// could never reach it.
+    pub fn validate(&self, max_pages: u64) -> Result<(), KeyError> {
+        if !self.limited() {
+            return Ok(());
+        }
+        let m = |key: &str, msg: String, allowed: String| {
+            Err(KeyError {
+                key: format!("memory.{key}"),
+                message: msg,
+                allowed,
+            })
+        };
+        if self.budget_pages > max_pages {
+            return m(
+                "budget_pages",
+                format!("{} is out of range", self.budget_pages),
+                format!("0..={max_pages}"),
+            );
+        }
+        if !(self.min_pages <= self.low_pages && self.low_pages <= self.high_pages) {
+            return m(
+                "low_pages",
+                format!(
+                    "watermarks min {} <= low {} <= high {} do not nest",
+                    self.min_pages, self.low_pages, self.high_pages
+                ),
+                "min_pages <= low_pages <= high_pages".into(),
+            );
+        }
+        if self.high_pages >= self.budget_pages {
+            return m(
+                "high_pages",
+                format!("{} is not below the budget", self.high_pages),
+                format!("0..{}", self.budget_pages),
+            );
+        }
+        if !(1..=4096).contains(&self.reclaim_batch) {
+            return m(
+                "reclaim_batch",
+                format!("{} is out of range", self.reclaim_batch),
+                "1..=4096".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// What a `[workload]` or `[memory]` key allows, for type errors about it.
+pub fn allowed(path: &str) -> Option<String> {
+    let last = path.rsplit('.').next()?;
+    Some(match last {
+        "threads" => format!("0..={MAX_THREADS}"),
+        "think_us" | "disk_us" => format!("0..={MAX_US}"),
+        "work_ns" => format!("0..={MAX_NS}"),
+        "try_lock" | "read_critical" | "downgrade" | "cond_resched" => "true, false".into(),
+        "scale" => ROLES.join(", "),
+        "lock_target" => "rmap, mmap_lock".into(),
+        "mm" => "any, ancestor".into(),
+        "budget_pages" | "min_pages" | "low_pages" | "high_pages" => "a page count".into(),
+        "reclaim_batch" => "1..=4096".into(),
+        _ if path.starts_with("workload.") => format!(
+            "scale, lock_target, mm, cond_resched, [workload.ROLE] for ROLE in {}",
+            ROLES.join(", ")
+        ),
+        _ => "budget_pages, min_pages, low_pages, high_pages, reclaim_batch".into(),
+    })
+}
+
+fn err(key: &str, message: impl Into<String>, allowed: impl Into<String>) -> KeyError {
+    KeyError {
+        key: format!("workload.{key}"),
+        message: message.into(),
+        allowed: allowed.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> WorkloadSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn defaults_scale_reclaim_on_rmap_locks() {
+        let w = WorkloadSpec::default();
+        assert_eq!(
+            (w.scale.as_str(), w.lock_target, w.mm),
+            ("reclaim", LockTarget::Rmap, MmChoice::Any)
+        );
+        assert!(w.validate(0).is_ok());
+        assert_eq!(w.threads(), 0);
+    }
+
+    #[test]
+    fn role_only_keys_are_refused_elsewhere() {
+        let w = spec("[touch]\nthreads = 1\ntry_lock = true\n");
+        let e = w.validate(0).unwrap_err();
+        assert_eq!(e.key, "workload.touch.try_lock");
+        assert!(e.allowed.contains("[workload.reclaim]"));
+        assert!(
+            spec("[reclaim]\nthreads = 1\ntry_lock = true\n")
+                .validate(0)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn ranges_and_cross_checks() {
+        assert_eq!(
+            spec("[reclaim]\nthreads = 5000\n")
+                .validate(0)
+                .unwrap_err()
+                .key,
+            "workload.reclaim.threads"
+        );
+        assert_eq!(
+            spec("scale = \"nope\"\n[reclaim]\nthreads = 1\n")
+                .validate(0)
+                .unwrap_err()
+                .key,
+            "workload.scale"
+        );
+        assert_eq!(
+            spec("[execl]\nthreads = 1\n").validate(0).unwrap_err().key,
+            "workload.execl.threads"
+        );
+        assert!(spec("[execl]\nthreads = 1\n").validate(1).is_ok());
+    }
+
+    #[test]
+    fn watermarks_nest_inside_the_budget() {
+        let m = |t: &str| toml::from_str::<MemorySpec>(t).unwrap();
+        assert!(m("").validate(10).is_ok());
+        assert!(
+            m("budget_pages = 100\nmin_pages = 1\nlow_pages = 2\nhigh_pages = 3\n")
+                .validate(1000)
+                .is_ok()
+        );
+        let e = m("budget_pages = 100\nmin_pages = 5\nlow_pages = 2\nhigh_pages = 3\n")
+            .validate(1000)
+            .unwrap_err();
+        assert_eq!(e.key, "memory.low_pages");
+        let e = m("budget_pages = 100\nhigh_pages = 100\n")
+            .validate(1000)
+            .unwrap_err();
+        assert_eq!(e.key, "memory.high_pages");
+        let e = m("budget_pages = 2000\n").validate(1000).unwrap_err();
+        assert_eq!(e.key, "memory.budget_pages");
+    }
+}
