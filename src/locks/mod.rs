@@ -8,6 +8,8 @@
 
 pub mod guard;
 pub mod kind;
+#[cfg(shuttle)]
+pub mod model_check;
 pub mod mutex;
 pub mod percpu_rwsem;
 mod placeholder;
@@ -20,6 +22,8 @@ pub mod rwsem_fifo;
 pub mod shim;
 pub mod spinlock;
 pub mod stats;
+pub mod stealing;
+pub mod waitq;
 
 pub use guard::{ReadGuard, RwLock, WriteGuard};
 pub use kind::{LockKind, LockVisitor};
