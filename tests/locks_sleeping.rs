@@ -185,7 +185,7 @@ fn stress<L: RawRwLock>(threads: usize, iters: usize) {
         );
     };
     let hold = |i: usize| {
-        if i % 32 == 0 {
+        if i.is_multiple_of(32) {
             std::thread::yield_now();
         } else {
             for _ in 0..64 {

@@ -152,19 +152,19 @@ mod model {
     use super::Mutex;
     use crate::locks::model_check::check_mutual_exclusion;
 
-    // Bounds: PCT depth 3, schedules as below.
+    // Bound per test: (threads, steps each, schedules); see model_check.rs.
     #[test]
     fn two_threads() {
-        check_mutual_exclusion::<Mutex>(2, 4, 2_000);
+        check_mutual_exclusion::<Mutex>(2, 4, 10_000);
     }
 
     #[test]
     fn three_threads() {
-        check_mutual_exclusion::<Mutex>(3, 3, 2_000);
+        check_mutual_exclusion::<Mutex>(3, 3, 10_000);
     }
 
     #[test]
     fn four_threads() {
-        check_mutual_exclusion::<Mutex>(4, 2, 1_000);
+        check_mutual_exclusion::<Mutex>(4, 2, 5_000);
     }
 }

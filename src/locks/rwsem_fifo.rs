@@ -379,8 +379,8 @@ mod tests {
     fn new_reader_queues_behind_any_waiter_unless_critical_and_readers_hold() {
         assert!(reader_may_enter(0, false));
         assert!(reader_may_enter(2 * READER_BIAS, false));
-        assert!(!reader_may_enter(2 * READER_BIAS | WAITERS, false));
-        assert!(reader_may_enter(2 * READER_BIAS | WAITERS, true));
+        assert!(!reader_may_enter((2 * READER_BIAS) | WAITERS, false));
+        assert!(reader_may_enter((2 * READER_BIAS) | WAITERS, true));
         // Free with waiters (a release in progress): even a critical reader queues.
         assert!(!reader_may_enter(WAITERS, true));
         assert!(!reader_may_enter(WRITER_LOCKED, true));

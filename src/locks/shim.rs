@@ -6,7 +6,7 @@
 //! built with `shuttle::check_*` see the same names backed by shuttle's atomics,
 //! a spin loop yields to the checker instead of burning a bounded schedule
 //! (loom's and shuttle's documented requirement for busy-waits), parking is the
-//! model in [`park_model`] and the clock is a model clock (see [`now_ns`]).
+//! model in `park_model` below and the clock is a model clock (see [`now_ns`]).
 //!
 //! The parking contract is parking_lot_core 0.10's, unchanged: one FIFO queue per
 //! key; `validate`, `filter` and `callback` run under that queue's lock; a
@@ -69,10 +69,12 @@ pub fn now_ns() -> u64 {
     CLOCK.fetch_add(MODEL_TICK_NS, Ordering::Relaxed) + MODEL_TICK_NS
 }
 
-/// How far one read moves the model clock: 1 ms, a quarter of
-/// RWSEM_WAIT_TIMEOUT, so a waiter reaches the handoff age after a few reads.
+/// How far one read moves the model clock: 250 us, so a waiter reaches the
+/// rwsem's 4 ms handoff age after 16 reads (a few slow paths), and one read
+/// ends any spin budget (at most 25 us). With 1 ms nearly every waiter was
+/// starved at its first wake and the woken-to-compete paths went unexplored.
 #[cfg(shuttle)]
-pub const MODEL_TICK_NS: u64 = 1_000_000;
+pub const MODEL_TICK_NS: u64 = 250_000;
 
 /// parking_lot_core's park/unpark contract, modelled with shuttle primitives.
 ///

@@ -330,7 +330,9 @@ impl<P: Policy> Core<P> {
                 break false;
             };
             spins += 1;
-            if spins % SPIN_CLOCK_EVERY == 0 && shim::now_ns().saturating_sub(start) > budget {
+            if spins.is_multiple_of(SPIN_CLOCK_EVERY)
+                && shim::now_ns().saturating_sub(start) > budget
+            {
                 break false;
             }
             shim::spin_hint();
@@ -622,7 +624,7 @@ mod tests {
         assert_eq!(rspin_threshold_ns(4), 12_000);
         assert_eq!(rspin_threshold_ns(30), 25_000);
         assert_eq!(rspin_threshold_ns(1_000), 25_000);
-        assert_eq!(spin_budget_ns(3 * READER_BIAS | WAITERS), Some(11_500));
+        assert_eq!(spin_budget_ns((3 * READER_BIAS) | WAITERS), Some(11_500));
         assert_eq!(spin_budget_ns(WRITER_LOCKED), Some(WRITER_SPIN_NS));
         assert_eq!(spin_budget_ns(WRITER_LOCKED | HANDOFF), None);
     }
