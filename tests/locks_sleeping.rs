@@ -13,12 +13,36 @@ use rmap_storm::locks::rwsem::Rwsem;
 use rmap_storm::locks::rwsem_fifo::RwsemFifo;
 use rmap_storm::locks::stats::{self, Event, LockClass};
 use rmap_storm::locks::{RawRwLock, RwLock};
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Ends the process if the test is still running after twice PATIENCE. A
+/// failed assertion inside `thread::scope` leaves actors parked on a lock the
+/// failing thread still holds, so the scope would never join: this turns that
+/// hang into a failure (the assertion's message is already printed).
+struct Watchdog {
+    _cancel: Sender<()>,
+}
+
+fn watchdog(test: &'static str) -> Watchdog {
+    let (tx, rx) = channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(2 * PATIENCE) {
+            // Straight to stderr: the harness's capture would drop eprintln!.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: stuck, probably after a failed assertion (rerun with --nocapture)"
+            );
+            std::process::exit(101);
+        }
+    });
+    Watchdog { _cancel: tx }
+}
 
 /// Poll `cond` until true; fail naming `what` after PATIENCE.
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
@@ -249,16 +273,19 @@ const STRESS_ITERS: usize = 3_000;
 
 #[test]
 fn rwsem_fifo_mutual_exclusion_stress() {
+    let _watchdog = watchdog("rwsem_fifo_mutual_exclusion_stress");
     stress::<RwsemFifo>(STRESS_THREADS, STRESS_ITERS);
 }
 
 #[test]
 fn rwsem_mutual_exclusion_stress() {
+    let _watchdog = watchdog("rwsem_mutual_exclusion_stress");
     stress::<Rwsem>(STRESS_THREADS, STRESS_ITERS);
 }
 
 #[test]
 fn mutex_mutual_exclusion_stress() {
+    let _watchdog = watchdog("mutex_mutual_exclusion_stress");
     stress::<Mutex>(STRESS_THREADS, STRESS_ITERS);
 }
 
@@ -295,50 +322,46 @@ fn new_reader_queues_behind_a_waiting_writer<L: Queued>() {
 
 #[test]
 fn rwsem_fifo_new_reader_queues_behind_a_waiting_writer() {
+    let _watchdog = watchdog("rwsem_fifo_new_reader_queues_behind_a_waiting_writer");
     new_reader_queues_behind_a_waiting_writer::<RwsemFifo>();
 }
 
 #[test]
 fn rwsem_new_reader_queues_behind_a_waiting_writer() {
+    let _watchdog = watchdog("rwsem_new_reader_queues_behind_a_waiting_writer");
     new_reader_queues_behind_a_waiting_writer::<Rwsem>();
 }
 
 // ---------------------------------------------------------------- reader batches
 
-/// Queue R1 R2 W R3 behind a writer, release, and return how many readers the
-/// release granted at once and how many stayed queued; then finish in order.
+/// Queue R1 R2 W R3 behind a writer and release: returns how many readers
+/// the release granted at once, how many stayed queued, and the order in
+/// which all four then got the lock.
 fn release_onto_r_r_w_r<L: Queued>() -> (usize, usize, Vec<&'static str>) {
     let lock = L::new();
     let log = std::sync::Mutex::new(Vec::new());
     lock.lock_exclusive();
     let mut granted = (0, 0);
     std::thread::scope(|s| {
-        let r1 = stage(s, &lock, Op::Read, true, &log, "R1", 1);
-        let r2 = stage(s, &lock, Op::Read, true, &log, "R2", 2);
-        let w = stage(s, &lock, Op::Write, true, &log, "W", 3);
-        let r3 = stage(s, &lock, Op::Read, true, &log, "R3", 4);
+        let actors = [
+            (Op::Read, "R1"),
+            (Op::Read, "R2"),
+            (Op::Write, "W"),
+            (Op::Read, "R3"),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, &(op, name))| stage(s, &lock, op, true, &log, name, i + 1))
+        .collect::<Vec<_>>();
         // SAFETY: taken above by this thread.
         unsafe { lock.unlock_exclusive(()) };
         // The release granted before returning; the grantees hold until told.
         granted = (lock.readers_now(), lock.queued_now());
-        for (a, n) in [(&r1, "R1"), (&r2, "R2")] {
-            a.wait_lock(n);
+        for a in &actors {
+            a.release();
         }
-        if granted.0 == 3 {
-            r3.wait_lock("R3");
-            r1.finish();
-            r2.finish();
-            r3.finish();
-            w.wait_lock("W");
-            w.finish();
-        } else {
-            r1.finish();
-            r2.finish();
-            w.wait_lock("W");
-            assert_eq!(lock.queued_now(), 1, "R3 should wait behind W");
-            w.finish();
-            r3.wait_lock("R3");
-            r3.finish();
+        for a in actors {
+            a.join();
         }
     });
     let log = log.lock().unwrap().clone();
@@ -349,6 +372,7 @@ fn release_onto_r_r_w_r<L: Queued>() -> (usize, usize, Vec<&'static str>) {
 /// Fails on a phase-fair wake (it would grant R3 with them).
 #[test]
 fn rwsem_fifo_release_wakes_only_the_contiguous_head_readers() {
+    let _watchdog = watchdog("rwsem_fifo_release_wakes_only_the_contiguous_head_readers");
     let (readers, queued, log) = release_onto_r_r_w_r::<RwsemFifo>();
     assert_eq!((readers, queued), (2, 2), "granted readers / still queued");
     assert_eq!(log[2..], ["W", "R3"]);
@@ -358,6 +382,7 @@ fn rwsem_fifo_release_wakes_only_the_contiguous_head_readers() {
 /// is woken, past the queued writer. Fails on a contiguous-only wake.
 #[test]
 fn rwsem_release_wakes_queued_readers_past_a_queued_writer() {
+    let _watchdog = watchdog("rwsem_release_wakes_queued_readers_past_a_queued_writer");
     let (readers, queued, log) = release_onto_r_r_w_r::<Rwsem>();
     assert_eq!((readers, queued), (3, 1), "granted readers / still queued");
     assert_eq!(log.last(), Some(&"W"));
@@ -387,16 +412,20 @@ fn critical_reader_passes_a_queued_writer<L: Queued>() {
 
 #[test]
 fn rwsem_fifo_read_critical_enters_past_a_queued_writer_while_readers_hold() {
+    let _watchdog =
+        watchdog("rwsem_fifo_read_critical_enters_past_a_queued_writer_while_readers_hold");
     critical_reader_passes_a_queued_writer::<RwsemFifo>();
 }
 
 #[test]
 fn rwsem_read_critical_enters_past_a_queued_writer_while_readers_hold() {
+    let _watchdog = watchdog("rwsem_read_critical_enters_past_a_queued_writer_while_readers_hold");
     critical_reader_passes_a_queued_writer::<Rwsem>();
 }
 
 #[test]
 fn read_critical_counts_a_critical_pass() {
+    let _watchdog = watchdog("read_critical_counts_a_critical_pass");
     let lock = Rwsem::new();
     let log = std::sync::Mutex::new(Vec::new());
     lock.lock_shared();
@@ -453,6 +482,7 @@ fn downgrade_onto<L: Queued>(queue: &[(Op, &'static str)]) -> (usize, usize) {
 /// reader is first, and nobody when a writer is first.
 #[test]
 fn rwsem_downgrade_wakes_readers_only() {
+    let _watchdog = watchdog("rwsem_downgrade_wakes_readers_only");
     let (r, w) = ((Op::Read, "R"), (Op::Write, "W"));
     assert_eq!(downgrade_onto::<Rwsem>(&[r, w, (Op::Read, "R2")]), (3, 1));
     assert_eq!(downgrade_onto::<Rwsem>(&[w, r]), (1, 2));
@@ -461,6 +491,7 @@ fn rwsem_downgrade_wakes_readers_only() {
 /// 2007: the contiguous head readers only.
 #[test]
 fn rwsem_fifo_downgrade_wakes_the_contiguous_head_readers() {
+    let _watchdog = watchdog("rwsem_fifo_downgrade_wakes_the_contiguous_head_readers");
     let (r, w) = ((Op::Read, "R"), (Op::Write, "W"));
     assert_eq!(
         downgrade_onto::<RwsemFifo>(&[r, w, (Op::Read, "R2")]),
@@ -507,6 +538,7 @@ fn release_then_retake<L: Queued>(age_first: Duration) -> (u64, u64, bool, Durat
 /// lock free).
 #[test]
 fn rwsem_after_the_handoff_timeout_no_writer_steals() {
+    let _watchdog = watchdog("rwsem_after_the_handoff_timeout_no_writer_steals");
     let lock = Rwsem::new();
     let log = std::sync::Mutex::new(Vec::new());
     lock.lock_exclusive();
@@ -555,11 +587,13 @@ fn writers_steal_before_handoff<L: Queued>() {
 
 #[test]
 fn rwsem_writers_steal_before_the_handoff_timeout() {
+    let _watchdog = watchdog("rwsem_writers_steal_before_the_handoff_timeout");
     writers_steal_before_handoff::<Rwsem>();
 }
 
 #[test]
 fn mutex_lockers_steal_from_a_woken_waiter() {
+    let _watchdog = watchdog("mutex_lockers_steal_from_a_woken_waiter");
     writers_steal_before_handoff::<Mutex>();
 }
 
@@ -567,6 +601,7 @@ fn mutex_lockers_steal_from_a_woken_waiter() {
 /// re-take ahead of it.
 #[test]
 fn rwsem_fifo_never_lets_the_releaser_jump_the_queue() {
+    let _watchdog = watchdog("rwsem_fifo_never_lets_the_releaser_jump_the_queue");
     for _ in 0..5 {
         let (handoffs, steals, _, _) = release_then_retake::<RwsemFifo>(Duration::ZERO);
         assert_eq!((handoffs, steals), (1, 0));
@@ -579,6 +614,7 @@ fn rwsem_fifo_never_lets_the_releaser_jump_the_queue() {
 /// wake-all mutex.
 #[test]
 fn mutex_wakes_sleepers_in_fifo_order() {
+    let _watchdog = watchdog("mutex_wakes_sleepers_in_fifo_order");
     let lock = Mutex::new();
     let log = std::sync::Mutex::new(Vec::new());
     lock.lock_exclusive();
@@ -601,6 +637,7 @@ fn mutex_wakes_sleepers_in_fifo_order() {
 /// A mutex read is exclusive: a second reader waits.
 #[test]
 fn mutex_reads_exclude_each_other() {
+    let _watchdog = watchdog("mutex_reads_exclude_each_other");
     let lock = Mutex::new();
     let log = std::sync::Mutex::new(Vec::new());
     lock.lock_shared();
