@@ -44,7 +44,7 @@ use super::stealing::{
     self, Core, FIRST_OUT, FIRST_PARKED, HANDOFF, LOCK_MASK, Policy, READER_BIAS, WAITERS,
     WRITER_LOCKED,
 };
-use super::waitq::{Mode, Req, Slot, Woken};
+use super::waitq::{Mode, Req, Slot, WakeType, Woken};
 use super::{LockKind, RawRwLock};
 
 /// rwsem.c RWSEM_WAIT_TIMEOUT = DIV_ROUND_UP(HZ, 250) jiffies: "at least 4ms
@@ -94,6 +94,14 @@ pub fn reader_entry(state: usize, critical: bool) -> Option<Entry> {
     }
 }
 
+/// What a reader refused entry does in [`Rwsem::enter_or`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refused {
+    GiveUp,
+    /// Set WAITERS: only ever from a park's validate, which then parks.
+    MarkWaiting,
+}
+
 /// Today's rw_semaphore. See the module doc.
 pub struct Rwsem {
     core: Core<RwsemPolicy>,
@@ -126,16 +134,15 @@ impl Rwsem {
                 .is_ok()
     }
 
-    /// Enter if [`reader_entry`] allows; otherwise, if `queue`, set WAITERS
-    /// (only ever called so from a park's validate). Returns how it entered
-    /// and the state it entered from.
-    fn enter_or_mark(&self, critical: bool, queue: bool) -> Option<(Entry, usize)> {
+    /// Enter if [`reader_entry`] allows; otherwise do as `refused` says.
+    /// Returns how it entered and the state it entered from.
+    fn enter_or(&self, critical: bool, refused: Refused) -> Option<(Entry, usize)> {
         let state = self.core.state();
         let mut s = state.load(Ordering::Relaxed);
         loop {
             let (new, entry) = match reader_entry(s, critical) {
                 Some(e) => (s + READER_BIAS, Some(e)),
-                None if queue => (s | WAITERS, None),
+                None if refused == Refused::MarkWaiting => (s | WAITERS, None),
                 None => return None,
             };
             match state.compare_exchange_weak(s, new, Ordering::Acquire, Ordering::Relaxed) {
@@ -153,13 +160,13 @@ impl Rwsem {
         let t0 = shim::now_ns();
         // Step 1: without the queue lock (rwsem_down_read_slowpath's lock
         // stealing), then Step 2 again under it, queuing if still refused.
-        let entered = self.enter_or_mark(critical, false).or_else(|| {
+        let entered = self.enter_or(critical, Refused::GiveUp).or_else(|| {
             let mut entered = None;
             let woken = self
                 .core
                 .queue()
                 .park(Slot::Main, Req::at(Mode::Read, t0), || {
-                    entered = self.enter_or_mark(critical, true);
+                    entered = self.enter_or(critical, Refused::MarkWaiting);
                     entered.is_none()
                 });
             debug_assert!(woken.is_none() || woken == Some(Woken::Granted));
@@ -171,7 +178,7 @@ impl Rwsem {
                 stats::count(Event::Steal, 1);
                 // The first reader in wakes the readers queued at the head.
                 if s & WAITERS != 0 && s & FIRST_OUT == 0 {
-                    self.core.wake_queue(true);
+                    self.core.wake_queue(WakeType::ReadOwned);
                 }
             }
             // Fast-path condition on a retry, or granted by a waker.
@@ -281,7 +288,7 @@ unsafe impl RawRwLock for Rwsem {
             })
             .unwrap_or_else(|s| s);
         if old & WAITERS != 0 && old & FIRST_OUT == 0 {
-            self.core.wake_queue(true);
+            self.core.wake_queue(WakeType::ReadOwned);
         }
     }
 }

@@ -38,7 +38,7 @@
 
 use super::shim::{self, AtomicUsize, Ordering};
 use super::stats::{self, Event};
-use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, Woken};
+use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, WakeType, Woken};
 use super::{LockKind, RawRwLock};
 use std::cell::Cell;
 
@@ -72,18 +72,19 @@ pub enum Grant {
 }
 
 /// `__rwsem_do_wake` as a walk over the queue, head first: the head writer
-/// alone (not when downgrading), or the contiguous head readers.
+/// alone (not for a [`WakeType::ReadOwned`] wake), or the contiguous head
+/// readers.
 #[derive(Clone, Copy, Debug)]
 pub struct FifoWake {
-    downgrading: bool,
+    wake: WakeType,
     grant: Grant,
     readers: ReaderBatch,
 }
 
 impl FifoWake {
-    pub fn new(downgrading: bool) -> FifoWake {
+    pub fn new(wake: WakeType) -> FifoWake {
         FifoWake {
-            downgrading,
+            wake,
             grant: Grant::Nobody,
             readers: ReaderBatch::contiguous(),
         }
@@ -91,7 +92,7 @@ impl FifoWake {
 
     pub fn pick(&mut self, mode: Mode) -> Pick {
         match (self.grant, mode) {
-            (Grant::Nobody, Mode::Write) if !self.downgrading => {
+            (Grant::Nobody, Mode::Write) if self.wake == WakeType::Any => {
                 self.grant = Grant::Writer;
                 Pick::Take
             }
@@ -111,9 +112,10 @@ impl FifoWake {
     }
 }
 
-/// Who a release (or a downgrade) hands the lock to, given the queue.
-pub fn grant_on_release(queue: &[Mode], downgrading: bool) -> Grant {
-    let mut wake = FifoWake::new(downgrading);
+/// Who a release ([`WakeType::Any`]) or a downgrade ([`WakeType::ReadOwned`])
+/// hands the lock to, given the queue.
+pub fn grant_on_release(queue: &[Mode], wake_type: WakeType) -> Grant {
+    let mut wake = FifoWake::new(wake_type);
     for &mode in queue {
         if wake.pick(mode) == Pick::Stop {
             break;
@@ -217,11 +219,11 @@ impl RwsemFifo {
     }
 
     /// Hand the lock to the head of the queue: called with the lock free and
-    /// WAITERS set, or (`downgrading`) with the caller holding it shared.
+    /// WAITERS set (Any), or with the caller holding it shared (ReadOwned).
     #[cold]
-    fn wake(&self, downgrading: bool) {
+    fn wake(&self, wake_type: WakeType) {
         // Advanced by the pick, read by the commit.
-        let plan = Cell::new(FifoWake::new(downgrading));
+        let plan = Cell::new(FifoWake::new(wake_type));
         self.queue.wake(
             Slot::Main,
             |req| {
@@ -314,7 +316,7 @@ unsafe impl RawRwLock for RwsemFifo {
     unsafe fn unlock_shared(&self, _token: ()) {
         let new = self.state.fetch_sub(READER_BIAS, Ordering::Release) - READER_BIAS;
         if new == WAITERS {
-            self.wake(false);
+            self.wake(WakeType::Any);
         }
     }
 
@@ -355,7 +357,7 @@ unsafe impl RawRwLock for RwsemFifo {
         {
             // Only WAITERS can be set besides our bit.
             self.state.fetch_and(!WRITER_LOCKED, Ordering::Release);
-            self.wake(false);
+            self.wake(WakeType::Any);
         }
     }
 
@@ -365,7 +367,7 @@ unsafe impl RawRwLock for RwsemFifo {
             .state
             .fetch_add(READER_BIAS - WRITER_LOCKED, Ordering::Release);
         if old & WAITERS != 0 {
-            self.wake(true);
+            self.wake(WakeType::ReadOwned);
         }
     }
 }
@@ -389,17 +391,26 @@ mod tests {
 
     #[test]
     fn release_grants_the_head_writer_or_the_contiguous_head_readers() {
-        assert_eq!(grant_on_release(&[R, R, W, R], false), Grant::Readers(2));
-        assert_eq!(grant_on_release(&[W, R, R], false), Grant::Writer);
-        assert_eq!(grant_on_release(&[W, W], false), Grant::Writer);
-        assert_eq!(grant_on_release(&[R], false), Grant::Readers(1));
-        assert_eq!(grant_on_release(&[], false), Grant::Nobody);
+        assert_eq!(
+            grant_on_release(&[R, R, W, R], WakeType::Any),
+            Grant::Readers(2)
+        );
+        assert_eq!(grant_on_release(&[W, R, R], WakeType::Any), Grant::Writer);
+        assert_eq!(grant_on_release(&[W, W], WakeType::Any), Grant::Writer);
+        assert_eq!(grant_on_release(&[R], WakeType::Any), Grant::Readers(1));
+        assert_eq!(grant_on_release(&[], WakeType::Any), Grant::Nobody);
     }
 
     #[test]
     fn downgrade_wakes_head_readers_only() {
-        assert_eq!(grant_on_release(&[W, R], true), Grant::Nobody);
-        assert_eq!(grant_on_release(&[R, R, W], true), Grant::Readers(2));
+        assert_eq!(
+            grant_on_release(&[W, R], WakeType::ReadOwned),
+            Grant::Nobody
+        );
+        assert_eq!(
+            grant_on_release(&[R, R, W], WakeType::ReadOwned),
+            Grant::Readers(2)
+        );
     }
 }
 

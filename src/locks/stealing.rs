@@ -48,7 +48,7 @@
 
 use super::shim::{self, AtomicUsize, Ordering};
 use super::stats::{self, Event};
-use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, Woken, picked};
+use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, WakeType, Woken, picked};
 use std::cell::Cell;
 use std::marker::PhantomData;
 
@@ -183,6 +183,15 @@ pub fn readers_to_wake(queue: &[Req]) -> Vec<usize> {
     picked(queue, |r| batch.pick(r.mode))
 }
 
+/// On what terms a spinner may take the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// A writer not (yet) queued: only a free, unreserved lock.
+    Steal,
+    /// The first waiter: any free lock, HANDOFF being for it.
+    AsFirst,
+}
+
 /// What a wake decided at the head of the main queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Head {
@@ -253,7 +262,7 @@ impl<P: Policy> Core<P> {
         let t0 = shim::now_ns();
         // Step 1: optimistic spinning: take the lock if it frees up soon,
         // ahead of any queue (rwsem_optimistic_spin, mutex_optimistic_spin).
-        if !self.spin_then_take(false) {
+        if !self.spin_then_take(Claim::Steal) {
             // Step 2: queue. A writer that finds the lock free and unreserved
             // as it queues takes it instead (rwsem_try_write_lock right after
             // rwsem_add_waiter).
@@ -294,10 +303,9 @@ impl<P: Policy> Core<P> {
     }
 
     /// Spin while the holder is expected to let go soon, taking the lock when
-    /// it frees. `first`: the caller is the first waiter, which may take a free
-    /// lock whatever HANDOFF says (HANDOFF is for it). Returns whether it took
-    /// the lock.
-    fn spin_then_take(&self, first: bool) -> bool {
+    /// it frees on the terms of `claim`. Returns whether it took the lock.
+    fn spin_then_take(&self, claim: Claim) -> bool {
+        let first = claim == Claim::AsFirst;
         let start = shim::now_ns();
         let mut spins = 0u64;
         let took = loop {
@@ -373,7 +381,9 @@ impl<P: Policy> Core<P> {
             // With the lock reserved, spin to take it the moment it frees
             // (rwsem.c: `if (waiter.handoff_set) rwsem_spin_on_owner`; mutex.c:
             // the first waiter's mutex_optimistic_spin).
-            if self.state.load(Ordering::Relaxed) & HANDOFF != 0 && self.spin_then_take(true) {
+            if self.state.load(Ordering::Relaxed) & HANDOFF != 0
+                && self.spin_then_take(Claim::AsFirst)
+            {
                 return;
             }
             let woken = self.queue.park(Slot::First, req, || {
@@ -431,7 +441,7 @@ impl<P: Policy> Core<P> {
                 self.wake_first();
             }
         } else if s & WAITERS != 0 {
-            self.wake_queue(false);
+            self.wake_queue(WakeType::Any);
         }
     }
 
@@ -484,13 +494,11 @@ impl<P: Policy> Core<P> {
         }
     }
 
-    /// Walk the main queue after a release (`read_owned` false: rwsem_mark_wake
-    /// RWSEM_WAKE_ANY) or by a thread that holds the lock shared (`read_owned`
-    /// true: RWSEM_WAKE_READ_OWNED, from downgrade_write or a reader that
-    /// stole the lock): a head writer alone, or a batch of up to
-    /// MAX_READERS_WAKEUP readers from anywhere in the queue.
+    /// Walk the main queue (rwsem_mark_wake): a head writer alone, or a batch
+    /// of up to MAX_READERS_WAKEUP readers from anywhere in the queue. A
+    /// [`WakeType::ReadOwned`] wake only grants readers.
     #[cold]
-    pub(crate) fn wake_queue(&self, read_owned: bool) {
+    pub(crate) fn wake_queue(&self, wake_type: WakeType) {
         let now = shim::now_ns();
         // Written by the pick, read by the commit and afterwards.
         let head = Cell::new(Head::Undecided);
@@ -505,13 +513,12 @@ impl<P: Policy> Core<P> {
             Slot::Main,
             |req| match head.get() {
                 Head::Undecided => {
-                    let decided = if read_owned {
-                        match req.mode {
-                            Mode::Write => Head::Nothing,
-                            Mode::Read => Head::Readers { counted: 0 },
+                    let decided = match (wake_type, req.mode) {
+                        (WakeType::ReadOwned, Mode::Write) => Head::Nothing,
+                        (WakeType::ReadOwned, Mode::Read) => Head::Readers { counted: 0 },
+                        (WakeType::Any, _) => {
+                            self.judge_head(req, P::starved(req.waited_ns(now), 0))
                         }
-                    } else {
-                        self.judge_head(req, P::starved(req.waited_ns(now), 0))
                     };
                     head.set(decided);
                     match decided {

@@ -95,6 +95,17 @@ impl From<Pick> for FilterOp {
     }
 }
 
+/// Who a wake is for (rwsem.c `enum rwsem_wake_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeType {
+    /// After a release: whatever is at the head (RWSEM_WAKE_ANY).
+    Any,
+    /// By a thread that holds the lock shared (downgrade_write, a reader that
+    /// stole the lock): readers only, and only if a reader is first
+    /// (RWSEM_WAKE_READ_OWNED; the 2007 `__rwsem_do_wake(sem, downgrading)`).
+    ReadOwned,
+}
+
 /// What a woken thread is told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Woken {
