@@ -9,8 +9,10 @@
 pub mod any;
 pub mod guard;
 pub mod kind;
-#[cfg(all(test, shuttle))]
-mod model_check;
+#[cfg(shuttle)]
+pub mod model_check;
+#[cfg(shuttle)]
+pub mod model_check_roles;
 pub mod mutex;
 pub mod percpu_rwsem;
 mod placeholder;
@@ -25,6 +27,8 @@ pub mod shim;
 pub mod spin_wait;
 pub mod spinlock;
 pub mod stats;
+pub mod stealing;
+pub mod waitq;
 
 pub use any::AnyLock;
 pub use guard::{ReadGuard, RwLock, WriteGuard};

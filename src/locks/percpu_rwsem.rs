@@ -378,10 +378,10 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::PercpuRwsem;
-    use crate::locks::model_check::{Role::*, check, roles};
+    use crate::locks::model_check_roles::{Role::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check::MAX_STEPS steps. Readers sit in different slots (one per
+    // schedules, each at most model_check_roles::MAX_STEPS steps. Readers sit in different slots (one per
     // model thread), so the writer's drain crosses slots and the Dekker
     // pairing of block and slot is exercised.
     #[test]

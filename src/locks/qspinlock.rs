@@ -410,10 +410,10 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::McsSpinlock;
-    use crate::locks::model_check::{Role::*, check, roles};
+    use crate::locks::model_check_roles::{Role::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check::MAX_STEPS steps. Three contenders make a queue of two
+    // schedules, each at most model_check_roles::MAX_STEPS steps. Three contenders make a queue of two
     // behind a holder, so the link, handoff and tail-CAS races all occur.
     #[test]
     fn three_contenders_exclude_and_all_finish() {
