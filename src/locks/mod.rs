@@ -15,7 +15,6 @@ pub mod model_check;
 pub mod model_check_roles;
 pub mod mutex;
 pub mod percpu_rwsem;
-mod placeholder;
 pub mod qrwlock;
 pub mod qspinlock;
 pub mod raw;
