@@ -165,8 +165,16 @@ pub fn copy_pte_range(
         let mut old = pte::load(src);
         while let Some(page) = old.page() {
             // Take the child's mapping first: the page cannot be freed between
-            // the parent's PTE going read-only and the child's appearing.
-            pages.map(page);
+            // the parent's PTE going read-only and the child's appearing. Take
+            // it only while the page is live (folio_try_get): a concurrent
+            // try_to_unmap may have cleared the PTE and dropped the page's
+            // last reference since the load (the kernel's PTL excludes that).
+            // If the page was freed and reused meanwhile, the CAS below fails
+            // on the changed PTE and the reference is given back.
+            if !pages.try_map(page) {
+                old = pte::load(src);
+                continue;
+            }
             let ro = old.0 & !WRITE;
             match src.compare_exchange(old.0, ro, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {

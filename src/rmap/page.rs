@@ -226,18 +226,26 @@ impl PagePool {
     /// Take a reference on a live page (folio_try_get, as reclaim isolates a
     /// page before walking it). False if the page is free.
     pub fn pin(&self, page: PageId) -> bool {
+        self.try_get(page, PIN_ONE)
+    }
+
+    /// [`map`](Self::map) for a caller that found the page through a PTE it
+    /// does not own, which a walker may clear (and the page be freed) under
+    /// it: the reference is taken only if the page is live (folio_try_get).
+    /// False if the page is free.
+    pub fn try_map(&self, page: PageId) -> bool {
+        self.try_get(page, MAP_ONE)
+    }
+
+    /// Add `one` to a live page's references; false if it is free.
+    fn try_get(&self, page: PageId, one: u32) -> bool {
         let refs = &self.descs[page.index()].refs;
         let mut cur = refs.load(Ordering::Acquire);
         loop {
             if cur == 0 {
                 return false;
             }
-            match refs.compare_exchange_weak(
-                cur,
-                cur + PIN_ONE,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match refs.compare_exchange_weak(cur, cur + one, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return true,
                 Err(now) => cur = now,
             }
@@ -322,5 +330,16 @@ mod tests {
         assert_eq!((pool.mapcount(p), pool.pins(p)), (0, 1));
         assert!(pool.unpin(p)); // the isolation reference was the last
         assert!(!pool.pin(p) && pool.mapping(p).is_none());
+    }
+
+    #[test]
+    fn try_map_takes_a_mapping_only_on_a_live_page() {
+        let pool = PagePool::new(1);
+        let p = pool.alloc(Mapping::File { space: SpaceId(0) }, 0).unwrap();
+        assert!(pool.try_map(p));
+        assert_eq!((pool.mapcount(p), pool.pins(p)), (1, 1));
+        assert!(!pool.unpin(p) && pool.unmap(p)); // the mapping was the last
+        assert!(!pool.try_map(p));
+        assert_eq!(pool.mapcount(p), 0, "a freed page gains no mapping");
     }
 }

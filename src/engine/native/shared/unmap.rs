@@ -1,0 +1,88 @@
+//! exit (exit_mmap) and munmap (__do_munmap / do_vmi_munmap) under locks: the
+//! mm's mmap_lock WRITE across both passes of [`crate::rmap::unmap`] (zap,
+//! then free_pgtables' unlink steps, each under its declared rmap lock).
+
+use super::SharedWorld;
+use crate::locks::RawRwLock;
+use crate::rmap::anon_vma::{self, FamilyFate};
+use crate::rmap::unmap::{self, UnlinkStep};
+use crate::rmap::{MmId, Vma};
+
+impl<L: RawRwLock> SharedWorld<L> {
+    /// exit_mmap and release of the mm slot; nothing if `mm` is not live.
+    pub fn exit(&self, mm: MmId) {
+        let Some(slot) = self.mm_slot(mm) else {
+            return;
+        };
+        let mut guard = slot.write();
+        let Some(old) = guard.take() else {
+            return;
+        };
+        let mut vmas = old.vmas;
+        self.teardown(mm, &mut vmas);
+        drop(guard);
+        self.free_mm(mm);
+    }
+
+    /// munmap of `[start, end)`: split at both ends, take the vmas inside out
+    /// of the mm, then tear them down. With `downgrade`, mmap_lock is
+    /// downgraded to READ once the vmas are detached, before the teardown, as
+    /// __do_munmap has done since v4.20 ("mm: mmap: zap pages with read
+    /// mmap_sem in munmap", Yang Shi; do_vmi_align_munmap's `unlock` still
+    /// zaps under the read lock), so faults and /proc readers of the mm run
+    /// alongside the zap and the unlinks.
+    pub fn munmap(&self, mm: MmId, start: u32, end: u32, downgrade: bool) {
+        let Some(slot) = self.mm_slot(mm) else {
+            return;
+        };
+        let mut guard = slot.write();
+        let Some(m) = guard.as_mut() else {
+            return;
+        };
+        self.split_locked(mm, m, start);
+        self.split_locked(mm, m, end);
+        let (mut inside, kept): (Vec<Vma>, Vec<Vma>) = std::mem::take(&mut m.vmas)
+            .into_iter()
+            .partition(|v| start <= v.start && v.end <= end);
+        m.vmas = kept;
+        if downgrade {
+            let _read = guard.downgrade();
+            self.teardown(mm, &mut inside);
+        } else {
+            self.teardown(mm, &mut inside);
+        }
+    }
+
+    /// unmap_vmas then free_pgtables over vmas already out of the mm (the
+    /// caller holds its mmap_lock).
+    fn teardown(&self, mm: MmId, vmas: &mut [Vma]) {
+        let ptes = self
+            .page_tables
+            .table(mm)
+            .expect("a live mm has a page table");
+        for v in vmas.iter() {
+            unmap::zap_vma(v, ptes, &self.pages);
+        }
+        for step in unmap::free_pgtables_plan(vmas) {
+            let mut held = self.lock_step(step.locks());
+            match step {
+                UnlinkStep::Anon { vma, family } => {
+                    let f = held.family().expect("an Anon unlink locks its family");
+                    if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
+                        // Under the root WRITE: a walker that reaches this slot
+                        // later finds it empty (or a successor, see the
+                        // module doc).
+                        held.clear_family();
+                        drop(held);
+                        self.free_family(family);
+                    }
+                }
+                UnlinkStep::File { vmas: batch, .. } => {
+                    let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
+                    let space = held.space().expect("a File unlink locks its i_mmap");
+                    unmap::unlink_file_step(&batch, space);
+                }
+            }
+        }
+    }
+}
