@@ -15,6 +15,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a reclaim storm on real threads: the main job (default model: aim7-fork-storm).
+    Run(cli::run::Args),
     /// Build a model's initial world and print its rmap statistics.
     Inspect(cli::inspect::Args),
     /// Stress one lock kind locktorture/synchro-test style, checking exclusion.
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
+        Command::Run(args) => cli::run::run(args),
         Command::Inspect(args) => cli::inspect::run(args),
         Command::Torture(args) => cli::torture::run(args),
         Command::Sweep(args) => cli::sweep::run(args),

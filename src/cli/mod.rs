@@ -7,5 +7,6 @@ pub mod duration;
 pub mod inspect;
 pub mod merge;
 pub mod plot;
+pub mod run;
 pub mod sweep;
 pub mod torture;

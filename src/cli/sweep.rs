@@ -2,10 +2,12 @@
 //! (x, lock, repeat) point, keep each finished point in DIR at once, then draw
 //! the plots.
 
+use crate::engine::{self, RunConfig, RunRequest};
 use crate::locks::LockKind;
 use crate::report::{RunReport, plot};
 use crate::sweep::{self, Runner, Shard, SweepParams, SweepPoint, XAxis};
 use crate::{Error, Result};
+use std::path::Path;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -136,30 +138,31 @@ fn single(threads: Option<Vec<u32>>) -> Result<Option<u32>> {
     }
 }
 
-/// The engine behind `rmap-storm sweep`.
-///
-/// TEMPORARY: the native engine (issue 4) is not built yet. The coordinator
-/// points [`check_point`] at the model loader (a bad model or override must be
-/// `Error::usage`, found before anything is written) and [`run_point`] at the
-/// engine's run. Until then every sweep stops before writing anything.
+/// The engine behind `rmap-storm sweep`: each point is resolved exactly as
+/// `run` resolves its arguments (so a bad model or override is a usage error
+/// found before anything is written), then run on real threads. The mmap_lock
+/// keeps its default kind (rwsem) unless the model studies it.
 struct NativeRunner;
 
 impl Runner for NativeRunner {
     fn check(&self, point: &SweepPoint) -> Result<()> {
-        check_point(point)
+        config(point).map(|_| ())
     }
 
     fn run(&self, point: &SweepPoint) -> Result<RunReport> {
-        run_point(point)
+        engine::run(&config(point)?)
     }
 }
 
-/// TEMPORARY (see [`NativeRunner`]): validate a point's model and overrides.
-fn check_point(_point: &SweepPoint) -> Result<()> {
-    Err(Error::failed("native engine not built yet"))
-}
-
-/// TEMPORARY (see [`NativeRunner`]): run one point on the native engine.
-fn run_point(_point: &SweepPoint) -> Result<RunReport> {
-    Err(Error::failed("native engine not built yet"))
+fn config(point: &SweepPoint) -> Result<RunConfig> {
+    RunConfig::resolve(&RunRequest {
+        model_path: Path::new(&point.model),
+        overrides: &point.overrides,
+        threads: point.threads,
+        lock: point.lock,
+        mmap_lock: LockKind::Rwsem,
+        duration: point.duration(),
+        pin: None,
+        seed: Some(point.seed),
+    })
 }

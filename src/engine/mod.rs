@@ -1,3 +1,100 @@
 //! Engines run a model's roles over its world with the lock under test.
+//!
+//! A [`RunConfig`] is what the CLI (or a sweep point) resolved: the model with
+//! overrides applied, which lock kinds go where, how long, on which CPUs. An
+//! engine returns a [`RunReport`]; nothing downstream knows which engine made it.
 
 pub mod native;
+
+use crate::locks::LockKind;
+use crate::model::workload::MAX_THREADS;
+use crate::model::{LockTarget, Model};
+use crate::report::RunReport;
+use crate::{Error, Result};
+use native::pin::{CpuList, online_cpus};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub model_path: PathBuf,
+    /// The model, `--set` and `--threads` already applied and validated.
+    pub model: Model,
+    /// The `--set` overrides as given, for the report.
+    pub overrides: Vec<String>,
+    /// The lock under test, on whatever the model's `lock_target` names.
+    pub lock: LockKind,
+    /// The mmap_lock's kind when it is not the lock under test.
+    pub mmap_lock: LockKind,
+    pub duration: Duration,
+    pub pin: Option<CpuList>,
+    pub seed: u64,
+}
+
+/// What a caller asks for, before the model is read and checked.
+#[derive(Clone, Debug)]
+pub struct RunRequest<'a> {
+    pub model_path: &'a Path,
+    pub overrides: &'a [String],
+    /// Threads of the model's scaled role (`workload.scale`); None keeps the model's.
+    pub threads: Option<u32>,
+    pub lock: LockKind,
+    pub mmap_lock: LockKind,
+    pub duration: Duration,
+    /// `--pin` as given (`0-3,6`).
+    pub pin: Option<&'a str>,
+    /// None: the model's `world.seed`.
+    pub seed: Option<u64>,
+}
+
+impl RunConfig {
+    /// Load and check everything a run needs, so bad input fails before any
+    /// thread starts or any file is written.
+    pub fn resolve(req: &RunRequest<'_>) -> Result<RunConfig> {
+        let mut model = crate::model::load(req.model_path, req.overrides)?;
+        if let Some(n) = req.threads {
+            if !(1..=MAX_THREADS).contains(&n) {
+                return Err(Error::usage(format!(
+                    "--threads: {n} is out of range (allowed: 1..={MAX_THREADS})"
+                )));
+            }
+            let scale = model.workload.scale.clone();
+            model.workload.role_mut(&scale).threads = n;
+        }
+        if model.workload.threads() == 0 {
+            return Err(Error::usage(format!(
+                "{}: workload: no role has threads (allowed: workload.ROLE.threads >= 1 for some role, or --threads N)",
+                req.model_path.display()
+            )));
+        }
+        let pin = req
+            .pin
+            .map(|p| CpuList::parse(p, online_cpus()))
+            .transpose()
+            .map_err(Error::usage)?;
+        Ok(RunConfig {
+            model_path: req.model_path.to_path_buf(),
+            seed: req.seed.unwrap_or(model.world.seed),
+            model,
+            overrides: req.overrides.to_vec(),
+            lock: req.lock,
+            mmap_lock: req.mmap_lock,
+            duration: req.duration,
+            pin,
+        })
+    }
+
+    /// (rmap locks' kind, mmap_lock's kind). When the model studies the
+    /// mmap_lock, the rmap locks are today's rw_semaphore.
+    pub fn kinds(&self) -> (LockKind, LockKind) {
+        match self.model.workload.lock_target {
+            LockTarget::Rmap => (self.lock, self.mmap_lock),
+            LockTarget::MmapLock => (LockKind::Rwsem, self.lock),
+        }
+    }
+}
+
+/// Run `cfg` on real threads.
+pub fn run(cfg: &RunConfig) -> Result<RunReport> {
+    native::run(cfg)
+}

@@ -19,9 +19,11 @@
 //! ```
 //!
 //! Roles ([`ROLES`]): `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`,
-//! `monitor`. Each takes `threads`, `think_us`, `work_ns`; a key that only one
-//! role understands (`try_lock`, `read_critical`, `disk_us`, `downgrade`) is
-//! refused on the others.
+//! `monitor`. Each takes `threads` and `think_us`; `work_ns` is work done
+//! while holding the role's lock (reclaim: per vma visited; monitor: while
+//! mmap_lock is read-held). A key that only one role understands (`try_lock`,
+//! `read_critical`, `disk_us`, `write_pct`, `downgrade`, `remap`, `work_ns`) is refused
+//! on the others.
 //!
 //! ```toml
 //! [memory]                 # a zone's free-page watermarks (mm/page_alloc.c)
@@ -124,8 +126,14 @@ pub struct RoleSpec {
     pub read_critical: Option<bool>,
     /// touch: a fault holds mmap_lock for read while "waiting on disk", us.
     pub disk_us: Option<u64>,
+    /// touch: percent of touches that write (a write to a COW-shared page
+    /// allocates a private copy: the allocations that drive memory pressure).
+    pub write_pct: Option<u32>,
     /// execl: munmap downgrades mmap_lock to read before unlinking.
     pub downgrade: Option<bool>,
+    /// mprotect: first re-mmap the vma with MAP_FIXED (discarding its pages,
+    /// so the next touches fault), as seed 000's arena trimming does.
+    pub remap: Option<bool>,
 }
 
 impl WorkloadSpec {
@@ -204,6 +212,9 @@ impl WorkloadSpec {
                 format!("0..={MAX_NS}"),
             ));
         }
+        if r.write_pct.is_some_and(|p| p > 100) {
+            return Err(err(&key("write_pct"), "is out of range", "0..=100"));
+        }
         if r.disk_us.is_some_and(|d| d > MAX_US) {
             return Err(err(
                 &key("disk_us"),
@@ -211,18 +222,23 @@ impl WorkloadSpec {
                 format!("0..={MAX_US}"),
             ));
         }
-        let only = [
-            ("try_lock", r.try_lock.is_some(), "reclaim"),
-            ("read_critical", r.read_critical.is_some(), "monitor"),
-            ("disk_us", r.disk_us.is_some(), "touch"),
-            ("downgrade", r.downgrade.is_some(), "execl"),
+        let only: [(&str, bool, &[&str]); 7] = [
+            ("work_ns", r.work_ns > 0, &["reclaim", "monitor"]),
+            ("try_lock", r.try_lock.is_some(), &["reclaim"]),
+            ("read_critical", r.read_critical.is_some(), &["monitor"]),
+            ("disk_us", r.disk_us.is_some(), &["touch"]),
+            ("write_pct", r.write_pct.is_some(), &["touch"]),
+            ("downgrade", r.downgrade.is_some(), &["execl"]),
+            ("remap", r.remap.is_some(), &["mprotect"]),
         ];
-        for (field, set, owner) in only {
-            if set && name != owner {
+        for (field, set, owners) in only {
+            if set && !owners.contains(&name) {
+                let places: Vec<String> =
+                    owners.iter().map(|o| format!("[workload.{o}]")).collect();
                 return Err(err(
                     &key(field),
                     "unknown key for this role",
-                    format!("{field} only in [workload.{owner}]"),
+                    format!("{field} only in {}", places.join(" or ")),
                 ));
             }
         }
@@ -316,9 +332,12 @@ pub fn allowed(path: &str) -> Option<String> {
     let last = path.rsplit('.').next()?;
     Some(match last {
         "threads" => format!("0..={MAX_THREADS}"),
+        "write_pct" => "0..=100".into(),
         "think_us" | "disk_us" => format!("0..={MAX_US}"),
         "work_ns" => format!("0..={MAX_NS}"),
-        "try_lock" | "read_critical" | "downgrade" | "cond_resched" => "true, false".into(),
+        "try_lock" | "read_critical" | "downgrade" | "remap" | "cond_resched" => {
+            "true, false".into()
+        }
         "scale" => ROLES.join(", "),
         "lock_target" => "rmap, mmap_lock".into(),
         "mm" => "any, ancestor".into(),

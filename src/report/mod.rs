@@ -6,6 +6,8 @@ pub mod csv;
 pub mod pick;
 pub mod plot;
 pub mod run;
+pub mod run_text;
 pub mod stats;
+pub mod units;
 
 pub use run::RunReport;

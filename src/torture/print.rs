@@ -12,6 +12,7 @@
 use super::{Config, End, Outcome, Role};
 use crate::locks::stats::{Event, LockClass};
 use crate::metrics;
+use crate::report::units::fmt_ns;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -292,17 +293,6 @@ fn watchdog_line(o: &Outcome) -> Option<String> {
             String::new()
         }
     ))
-}
-
-/// Nanoseconds with a unit a reader takes in at a glance: 850ns, 12.3us, 4.56ms, 1.20s.
-pub fn fmt_ns(ns: u64) -> String {
-    let f = ns as f64;
-    match ns {
-        0..1_000 => format!("{ns}ns"),
-        1_000..1_000_000 => format!("{:.1}us", f / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.2}ms", f / 1e6),
-        _ => format!("{:.2}s", f / 1e9),
-    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,34 @@ impl<L: RawRwLock> SharedWorld<L> {
         }
     }
 
+    /// mmap(MAP_ANONYMOUS | MAP_FIXED) over `[start, start + pages)`, as glibc
+    /// trims an arena (seed 000): mmap_lock WRITE, unmap whatever is there
+    /// (split, zap, unlink under each rmap lock), then a fresh anon vma with no
+    /// anon_vma yet, so the next touch faults and prepares one. False if the
+    /// range leaves the address space or `mm` is not live.
+    pub fn mmap_anon_fixed(&self, mm: MmId, start: u32, pages: u32) -> bool {
+        let end = match start.checked_add(pages) {
+            Some(end) if pages > 0 && end <= self.va_pages => end,
+            _ => return false,
+        };
+        let Some(slot) = self.mm_slot(mm) else {
+            return false;
+        };
+        let mut guard = slot.write();
+        let Some(m) = guard.as_mut() else {
+            return false;
+        };
+        self.split_locked(mm, m, start);
+        self.split_locked(mm, m, end);
+        let (mut inside, kept): (Vec<Vma>, Vec<Vma>) = std::mem::take(&mut m.vmas)
+            .into_iter()
+            .partition(|v| start <= v.start && v.end <= end);
+        m.vmas = kept;
+        self.teardown(mm, &mut inside);
+        crate::rmap::mmap::mmap_anon(m, start, pages);
+        true
+    }
+
     /// unmap_vmas then free_pgtables over vmas already out of the mm (the
     /// caller holds its mmap_lock).
     fn teardown(&self, mm: MmId, vmas: &mut [Vma]) {

@@ -1,0 +1,128 @@
+//! `rmap-storm run`: one reclaim storm on real threads, the main job.
+
+use super::duration;
+use crate::engine::{self, RunConfig, RunRequest};
+use crate::locks::LockKind;
+use crate::model::Model;
+use crate::report::{RunReport, csv, run_text};
+use crate::sweep::store::write_atomic;
+use crate::sweep::{PointRun, SweepPoint};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Run a model's roles on real threads with the chosen lock on the rmap.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Bad input (model, lock, range) exits 2 with one line; a run that livelocks still ends at 2x --duration and says so."
+)]
+pub struct Args {
+    /// The model file [default: models/aim7-fork-storm.toml]
+    pub model: Option<PathBuf>,
+    /// The lock under test: on every anon_vma root and i_mmap (or on the
+    /// mmap_lock when the model's workload.lock_target = "mmap_lock").
+    /// Kinds: spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, rwsem, mutex,
+    /// percpu-rwsem [default: the cargo feature's kind, rwsem]
+    #[arg(long, value_name = "KIND")]
+    pub lock: Option<String>,
+    /// The mmap_lock's kind when it is not the lock under test
+    #[arg(long, value_name = "KIND", default_value = "rwsem")]
+    pub mmap_lock: String,
+    /// Threads of the model's scaled role (workload.scale, reclaim by default)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// How long to run (500ms, 2s, 1m)
+    #[arg(long, default_value = "2s")]
+    pub duration: String,
+    /// Pin worker threads round-robin to these CPUs (0-3,6)
+    #[arg(long, value_name = "CPULIST")]
+    pub pin: Option<String>,
+    /// RNG seed [default: the model's world.seed]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override a model value, checked like the file (repeatable)
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Write the run's JSON (schema 1) here
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the run's CSV (one row per role) here
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let model_path = args.model.clone().unwrap_or_else(Model::default_path);
+    let lock = match &args.lock {
+        Some(name) => parse_lock("--lock", name)?,
+        None => LockKind::default_kind(),
+    };
+    let req = RunRequest {
+        model_path: &model_path,
+        overrides: &args.set,
+        threads: args.threads,
+        lock,
+        mmap_lock: parse_lock("--mmap-lock", &args.mmap_lock)?,
+        duration: duration::parse("--duration", &args.duration)?,
+        pin: args.pin.as_deref(),
+        seed: args.seed,
+    };
+    let cfg = RunConfig::resolve(&req)?;
+    for out in [&args.json, &args.csv].into_iter().flatten() {
+        check_writable(out)?;
+    }
+    let report = engine::run(&cfg)?;
+    print!("{}", run_text::render(&report));
+    if let Some(path) = &args.json {
+        let json = serde_json::to_vec_pretty(&report).map_err(Error::failed)?;
+        write_atomic(path, &json)?;
+    }
+    if let Some(path) = &args.csv {
+        write_atomic(path, &csv::to_bytes(&csv::rows(&[as_point(&cfg, report)]))?)?;
+    }
+    Ok(())
+}
+
+fn parse_lock(flag: &str, name: &str) -> Result<LockKind> {
+    LockKind::parse(name).map_err(|e| Error::usage(format!("{flag}: {e}")))
+}
+
+/// Refuse an output path whose folder does not exist or that is a folder,
+/// before the run, so a long run is not lost to a typo.
+fn check_writable(path: &Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "{}: folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Error::usage(format!(
+            "{}: is a folder (allowed: a file path)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A single run as a one-point sweep, so its CSV has the sweep's columns.
+fn as_point(cfg: &RunConfig, report: RunReport) -> PointRun {
+    let point = SweepPoint {
+        index: 0,
+        model: cfg.model_path.display().to_string(),
+        lock: cfg.lock,
+        x_key: "threads".into(),
+        x: report.threads.to_string(),
+        x_index: 0,
+        repeat: 0,
+        seed: cfg.seed,
+        threads: Some(report.threads),
+        duration_ms: cfg.duration.as_millis() as u64,
+        overrides: cfg.overrides.clone(),
+    };
+    PointRun { report, point }
+}

@@ -1,0 +1,44 @@
+//! touch: a task reads (or, `write_pct` of the time, writes) one of its anon
+//! pages. A present PTE just gets its young bit set (no lock, as the MMU
+//! does); a missing one faults it back in under mmap_lock READ, and a write
+//! to a COW-shared page copies it: both allocate a page (direct reclaim first
+//! when memory is below min). `disk_us` makes every touch a major fault that holds
+//! mmap_lock for read while "waiting on disk" (seed 002's thread A).
+
+use super::Worker;
+use super::reclaim::direct_reclaim_if_needed;
+use crate::engine::native::ctx::Ctx;
+use crate::locks::RawRwLock;
+use std::time::Duration;
+
+pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
+    direct_reclaim_if_needed(ctx, w);
+    if ctx.memory.exhausted(ctx.held_pages()) {
+        w.rec.local.failed += 1;
+        return;
+    }
+    let random = w.below(u32::MAX) as usize;
+    let Some(user) = ctx.pick_mm(ctx.workload.mm, random) else {
+        return;
+    };
+    if let Some(us) = ctx.workload.touch.disk_us {
+        let disk = || std::thread::sleep(Duration::from_micros(us));
+        ctx.world.read_maps(user.mm, false, &disk);
+    }
+    let addr = page_to_touch(ctx, w);
+    let write = w.below(100) < ctx.workload.touch.write_pct.unwrap_or(0);
+    if ctx.world.touch(user.mm, addr, write, None).is_err() {
+        w.rec.local.failed += 1;
+    }
+}
+
+/// A page of one of the task's anon vmas (or of its first file mapping in a
+/// world without anon vmas).
+fn page_to_touch<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) -> u32 {
+    let l = &ctx.layout;
+    if l.anon_vmas == 0 {
+        return l.file_start(0) + w.below(l.file_pages.max(1));
+    }
+    let vma = w.vma_index(ctx);
+    l.anon_vma_start(vma) + w.below(l.pages_per_vma)
+}

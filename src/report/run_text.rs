@@ -1,0 +1,107 @@
+//! A run as the terminal shows it: one table per concern, every figure with
+//! its unit, the verdict last.
+
+use super::run::{RunReport, Verdict};
+use super::units::{fmt_ns, fmt_rate};
+use std::fmt::Write;
+
+pub fn render(r: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "run: {} | engine {} | lock {} | {} scaled threads | {:.2} s | seed {}",
+        r.model, r.engine, r.lock, r.threads, r.duration_s, r.seed
+    );
+    for o in &r.overrides {
+        let _ = writeln!(out, "  --set {o}");
+    }
+    roles(&mut out, r);
+    locks(&mut out, r);
+    let m = &r.memory;
+    let _ = writeln!(
+        out,
+        "\nmemory: {} pages reclaimed ({}), {} direct-reclaim entries; useful work (touch + fork_exit) {}",
+        m.pages_reclaimed,
+        fmt_rate(m.pages_reclaimed_per_s),
+        m.direct_reclaim_entries,
+        fmt_rate(m.useful_ops_per_s)
+    );
+    let _ = writeln!(
+        out,
+        "context switches: {} voluntary, {} involuntary",
+        fmt_rate(r.ctx_switches.voluntary_per_s),
+        fmt_rate(r.ctx_switches.involuntary_per_s)
+    );
+    let _ = writeln!(out, "{}", r.verdict);
+    if !matches!(r.verdict, Verdict::Ok) {
+        let _ = writeln!(
+            out,
+            "  (rules: livelock = a role made no progress for a whole window while CPUs were >= 90% busy; starved = a role waited > 99% of its time or completed nothing)"
+        );
+    }
+    out
+}
+
+fn roles(out: &mut String, r: &RunReport) {
+    let _ = writeln!(
+        out,
+        "\n{:<10} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>15} {:>8}",
+        "role",
+        "threads",
+        "ops",
+        "ops/s",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "vmas/op",
+        "jain",
+        "max/min",
+        "direct%"
+    );
+    for (name, role) in &r.roles {
+        let f = r.fairness.get(name).cloned().unwrap_or_default();
+        let mark = if f.starved_mark { " ???" } else { "" };
+        let l = role.latency_ns;
+        let _ = writeln!(
+            out,
+            "{:<10} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>6.3} {:>15} {:>7.1}%",
+            name,
+            role.threads,
+            role.ops,
+            fmt_rate(role.ops_per_s),
+            fmt_ns(l.p50),
+            fmt_ns(l.p99),
+            fmt_ns(l.p999),
+            fmt_ns(l.max),
+            role.vmas_per_op,
+            f.jain,
+            format!("{}/{}{mark}", f.max, f.min),
+            role.direct_reclaim_share * 100.0
+        );
+    }
+}
+
+fn locks(out: &mut String, r: &RunReport) {
+    let _ = writeln!(
+        out,
+        "\n{:<10} {:>11} {:>11} {:>10} {:>8} {:>9} {:>14}",
+        "lock", "acq read", "acq write", "contended", "waiting", "max wait", "readers inside"
+    );
+    for (name, c) in &r.lock_stats {
+        if c.acquire_read + c.acquire_write == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:<10} {:>11} {:>11} {:>9.1}% {:>7.1}% {:>9} {:>14.2}",
+            name,
+            c.acquire_read,
+            c.acquire_write,
+            c.contended_pct,
+            c.wait_share * 100.0,
+            fmt_ns(c.max_wait_ns),
+            c.mean_readers
+        );
+    }
+}
