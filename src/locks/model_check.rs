@@ -34,8 +34,10 @@
 //! sizes); the STACK.md race, a writer that sets WAITERS and parks on a free
 //! lock (deadlock, rwsem and mutex, all sizes); an up_read that forgets the
 //! parked first writer (deadlock, rwsem three and four threads); a 2007
-//! up_write that forgets to wake (deadlock, all sizes); a ticket spinlock
-//! whose unlock forgets to advance the owner ticket (step bound, both
+//! up_write that forgets to wake (deadlock, all sizes). Re-run when the two
+//! harnesses were merged into this one: an unlock_write_slow that forgets to
+//! wake (deadlock, rwsem and mutex, all sizes); a ticket spinlock whose
+//! unlock leaves the head ticket when someone waits (step bound, both
 //! spinlock checks). Not caught, by design: a handoff that never grants
 //! (starvation is not a safety or liveness failure of a finite run; a
 //! behaviour test covers it).
