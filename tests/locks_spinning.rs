@@ -15,6 +15,7 @@ use rmap_storm::locks::read_hold::ReadHold;
 use rmap_storm::locks::rwlock::RwlockT;
 use rmap_storm::locks::spinlock::TicketSpinlock;
 use rmap_storm::locks::stats::{self, Event, LockClass};
+use rmap_storm::torture::check::{Occupancy, Seen};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -34,38 +35,6 @@ fn wait_until(what: &str, cond: impl Fn() -> bool) {
 // ---------------------------------------------------------------------------
 // Mutual exclusion under stress
 
-/// Who is inside: a reader count and a writer bit, checked on every entry.
-struct Occupancy {
-    word: AtomicUsize,
-    shared_readers: bool,
-}
-
-const WRITER: usize = 1 << (usize::BITS - 1);
-
-impl Occupancy {
-    fn enter_write(&self) {
-        let prev = self.word.fetch_or(WRITER, Ordering::SeqCst);
-        assert_eq!(prev, 0, "a writer entered while held: {prev:#x}");
-    }
-
-    fn leave_write(&self) {
-        self.word.fetch_and(!WRITER, Ordering::SeqCst);
-    }
-
-    fn enter_read(&self) {
-        let prev = self.word.fetch_add(1, Ordering::SeqCst);
-        assert_eq!(prev & WRITER, 0, "a reader entered while a writer held");
-        assert!(
-            self.shared_readers || prev == 0,
-            "two holders of an exclusive-only lock"
-        );
-    }
-
-    fn leave_read(&self) {
-        self.word.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 /// Hold long enough for others to pile up behind (a few hundred ns).
 fn linger() {
     for _ in 0..50 {
@@ -84,17 +53,28 @@ enum Role {
 }
 
 fn read_hold<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
-    occ.enter_read();
+    let entered = occ.enter_read(L::SHARED_READERS);
+    assert_eq!(entered, Seen::Ok, "a reader entered beside a holder");
+    stay_and_unlock_shared(lock, occ, token);
+}
+
+/// A counted reader lingers, checks again, and releases.
+fn stay_and_unlock_shared<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
     linger();
-    occ.leave_read();
+    let left = occ.exit_read(L::SHARED_READERS);
+    assert_eq!(left, Seen::Ok, "a holder entered beside a reader");
     // SAFETY: the token came from `lock` and is released once.
     unsafe { lock.unlock_shared(token) };
 }
 
 fn write_hold<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::WriteToken) {
-    occ.enter_write();
+    assert_eq!(occ.enter_write(), Seen::Ok, "a writer entered while held");
     linger();
-    occ.leave_write();
+    assert_eq!(
+        occ.exit_write(),
+        Seen::Ok,
+        "someone entered beside a writer"
+    );
     // SAFETY: as above.
     unsafe { lock.unlock_exclusive(token) };
 }
@@ -109,11 +89,18 @@ fn act<L: RawRwLock>(lock: &L, occ: &Occupancy, role: Role, i: usize) {
         (Role::Writer, _) => write_hold(lock, occ, lock.lock_exclusive()),
         (Role::Downgrader, _) => {
             let t = lock.lock_exclusive();
-            occ.enter_write();
+            assert_eq!(occ.enter_write(), Seen::Ok, "a writer entered while held");
             linger();
-            occ.leave_write();
+            assert_eq!(
+                occ.write_to_read(),
+                Seen::Ok,
+                "someone entered beside a writer"
+            );
             // SAFETY: the token came from `lock`.
-            read_hold(lock, occ, unsafe { lock.downgrade(t) });
+            let t = unsafe { lock.downgrade(t) };
+            let seen = occ.check_read(L::SHARED_READERS);
+            assert_eq!(seen, Seen::Ok, "a downgraded holder met a writer");
+            stay_and_unlock_shared(lock, occ, t);
         }
         (Role::Reader, 0) => read_hold(lock, occ, lock.lock_shared()),
         (Role::Reader, 1) => {
@@ -133,10 +120,7 @@ fn stress<L: RawRwLock>() {
     // machine runs the threads one after another.
     const MIN_OPS: usize = 300;
     let lock = Arc::new(L::new());
-    let occ = Arc::new(Occupancy {
-        word: AtomicUsize::new(0),
-        shared_readers: L::SHARED_READERS,
-    });
+    let occ = Arc::new(Occupancy::default());
     let deadline = Instant::now() + Duration::from_millis(30);
     let roles = [Role::Writer, Role::Downgrader, Role::Reader, Role::Reader];
     let threads: Vec<_> = roles
@@ -157,7 +141,8 @@ fn stress<L: RawRwLock>() {
     for t in threads {
         t.join().expect("a stress thread saw a forbidden overlap");
     }
-    assert_eq!(occ.word.load(Ordering::SeqCst), 0);
+    // Everyone left: a writer entering now finds nobody inside.
+    assert_eq!(occ.enter_write().and(occ.exit_write()), Seen::Ok);
     let t = lock
         .try_lock_exclusive()
         .expect("lock free after the stress");

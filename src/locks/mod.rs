@@ -11,8 +11,6 @@ pub mod guard;
 pub mod kind;
 #[cfg(shuttle)]
 pub mod model_check;
-#[cfg(shuttle)]
-pub mod model_check_roles;
 pub mod mutex;
 pub mod percpu_rwsem;
 pub mod qrwlock;

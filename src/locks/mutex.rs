@@ -150,21 +150,22 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod model {
     use super::Mutex;
-    use crate::locks::model_check::check_mutual_exclusion;
+    use crate::locks::model_check::{check, op_mix};
 
-    // Bound per test: (threads, steps each, schedules); see model_check.rs.
+    // Bound per test: check::<K>(schedules, op_mix(threads, ops each)); see
+    // model_check.rs.
     #[test]
     fn two_threads() {
-        check_mutual_exclusion::<Mutex>(2, 4, 10_000);
+        check::<Mutex>(10_000, op_mix(2, 4));
     }
 
     #[test]
     fn three_threads() {
-        check_mutual_exclusion::<Mutex>(3, 3, 10_000);
+        check::<Mutex>(10_000, op_mix(3, 3));
     }
 
     #[test]
     fn four_threads() {
-        check_mutual_exclusion::<Mutex>(4, 2, 5_000);
+        check::<Mutex>(5_000, op_mix(4, 2));
     }
 }

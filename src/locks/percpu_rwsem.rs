@@ -378,22 +378,20 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::PercpuRwsem;
-    use crate::locks::model_check_roles::{Role::*, check, roles};
+    use crate::locks::model_check::{Op::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check_roles::MAX_STEPS steps. Readers sit in different slots (one per
+    // schedules, each at most model_check::MAX_STEPS steps. Readers sit in different slots (one per
     // model thread), so the writer's drain crosses slots and the Dekker
     // pairing of block and slot is exercised.
     #[test]
     fn writer_and_readers_exclude_and_all_finish() {
-        check(2000, || roles::<PercpuRwsem>(&[Write, Read, Read]));
+        check::<PercpuRwsem>(2000, roles(&[Write, Read, Read]));
     }
 
     // Two writers serialise on the queue; blocked readers queue with them.
     #[test]
     fn two_writers_with_try_and_downgrade() {
-        check(2000, || {
-            roles::<PercpuRwsem>(&[Write, Downgrade, TryRead, Read])
-        });
+        check::<PercpuRwsem>(2000, roles(&[Write, Downgrade, TryRead, Read]));
     }
 }

@@ -322,21 +322,19 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::Qrwlock;
-    use crate::locks::model_check_roles::{Role::*, check, roles};
+    use crate::locks::model_check::{Op::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check_roles::MAX_STEPS steps; 2 acquisitions per thread, so a writer
+    // schedules, each at most model_check::MAX_STEPS steps; 2 acquisitions per thread, so a writer
     // queues behind readers and readers queue behind a waiting writer.
     #[test]
     fn writer_and_readers_exclude_and_all_finish() {
-        check(2000, || roles::<Qrwlock>(&[Write, Read, Read]));
+        check::<Qrwlock>(2000, roles(&[Write, Read, Read]));
     }
 
     // Two writers contend for wait_lock and WAITING; try paths race them.
     #[test]
     fn two_writers_with_try_and_downgrade() {
-        check(2000, || {
-            roles::<Qrwlock>(&[Write, Downgrade, TryRead, CriticalRead])
-        });
+        check::<Qrwlock>(2000, roles(&[Write, Downgrade, TryRead, CriticalRead]));
     }
 }

@@ -410,21 +410,19 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::McsSpinlock;
-    use crate::locks::model_check_roles::{Role::*, check, roles};
+    use crate::locks::model_check::{Op::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check_roles::MAX_STEPS steps. Three contenders make a queue of two
+    // schedules, each at most model_check::MAX_STEPS steps. Three contenders make a queue of two
     // behind a holder, so the link, handoff and tail-CAS races all occur.
     #[test]
     fn three_contenders_exclude_and_all_finish() {
-        check(2000, || roles::<McsSpinlock>(&[Write, Read, Downgrade]));
+        check::<McsSpinlock>(2000, roles(&[Write, Read, Downgrade]));
     }
 
     // Four threads: a queue of three, with a trylock racing the tail.
     #[test]
     fn four_contenders_with_a_trylock() {
-        check(2000, || {
-            roles::<McsSpinlock>(&[Write, Write, Read, TryWrite])
-        });
+        check::<McsSpinlock>(2000, roles(&[Write, Write, Read, TryWrite]));
     }
 }

@@ -292,21 +292,19 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::RwlockT;
-    use crate::locks::model_check_roles::{Role::*, check, roles};
+    use crate::locks::model_check::{Op::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check_roles::MAX_STEPS steps; 2 acquisitions per thread.
+    // schedules, each at most model_check::MAX_STEPS steps; 2 acquisitions per thread.
     #[test]
     fn writer_and_readers_exclude_and_all_finish() {
-        check(2000, || roles::<RwlockT>(&[Write, Read, Read]));
+        check::<RwlockT>(2000, roles(&[Write, Read, Read]));
     }
 
     // Failed read attempts add and remove a reader beside a holding writer:
     // a race there would corrupt the word or let a writer in with a reader.
     #[test]
     fn try_and_downgrade_paths() {
-        check(2000, || {
-            roles::<RwlockT>(&[Downgrade, TryRead, CriticalRead, TryWrite])
-        });
+        check::<RwlockT>(2000, roles(&[Downgrade, TryRead, CriticalRead, TryWrite]));
     }
 }

@@ -341,22 +341,22 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod model {
     use super::Rwsem;
-    use crate::locks::model_check::check_mutual_exclusion;
+    use crate::locks::model_check::{check, op_mix};
 
     // Bounds: PCT depth 3, schedules as below; each thread runs `iters` of
     // the harness's op mix (write, read, try, critical read, downgrade).
     #[test]
     fn two_threads() {
-        check_mutual_exclusion::<Rwsem>(2, 4, 2_000);
+        check::<Rwsem>(2_000, op_mix(2, 4));
     }
 
     #[test]
     fn three_threads() {
-        check_mutual_exclusion::<Rwsem>(3, 3, 2_000);
+        check::<Rwsem>(2_000, op_mix(3, 3));
     }
 
     #[test]
     fn four_threads() {
-        check_mutual_exclusion::<Rwsem>(4, 2, 1_000);
+        check::<Rwsem>(1_000, op_mix(4, 2));
     }
 }

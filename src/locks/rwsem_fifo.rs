@@ -417,21 +417,21 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod model {
     use super::RwsemFifo;
-    use crate::locks::model_check::check_mutual_exclusion;
+    use crate::locks::model_check::{check, op_mix};
 
     // Bounds: PCT depth 3, schedules as below.
     #[test]
     fn two_threads() {
-        check_mutual_exclusion::<RwsemFifo>(2, 4, 2_000);
+        check::<RwsemFifo>(2_000, op_mix(2, 4));
     }
 
     #[test]
     fn three_threads() {
-        check_mutual_exclusion::<RwsemFifo>(3, 3, 2_000);
+        check::<RwsemFifo>(2_000, op_mix(3, 3));
     }
 
     #[test]
     fn four_threads() {
-        check_mutual_exclusion::<RwsemFifo>(4, 2, 1_000);
+        check::<RwsemFifo>(1_000, op_mix(4, 2));
     }
 }

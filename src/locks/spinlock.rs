@@ -286,19 +286,17 @@ mod tests {
 #[cfg(all(test, shuttle))]
 mod shuttle_tests {
     use super::TicketSpinlock;
-    use crate::locks::model_check_roles::{Role::*, check, roles};
+    use crate::locks::model_check::{Op::*, check, roles};
 
     // Bound, for each check here: 2000 random + 2000 PCT (depth 3)
-    // schedules, each at most model_check_roles::MAX_STEPS steps; 3 threads x 2 acquisitions each.
+    // schedules, each at most model_check::MAX_STEPS steps; 3 threads x 2 acquisitions each.
     #[test]
     fn three_contenders_exclude_and_all_finish() {
-        check(2000, || roles::<TicketSpinlock>(&[Write, Read, Downgrade]));
+        check::<TicketSpinlock>(2000, roles(&[Write, Read, Downgrade]));
     }
 
     #[test]
     fn try_paths_exclude_and_all_finish() {
-        check(2000, || {
-            roles::<TicketSpinlock>(&[Write, TryWrite, TryRead])
-        });
+        check::<TicketSpinlock>(2000, roles(&[Write, TryWrite, TryRead]));
     }
 }

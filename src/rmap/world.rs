@@ -63,6 +63,14 @@ pub struct World {
     pub pages: PagePool,
 }
 
+/// The mm in slot `id` (it must be live); a free function so callers can
+/// borrow other tables of the world beside it.
+fn mm_mut(mms: &mut SlotTable<Option<Mm>>, id: MmId) -> &mut Mm {
+    mms.get_mut(id.index())
+        .and_then(Option::as_mut)
+        .unwrap_or_else(|| panic!("{id:?} is not a live mm"))
+}
+
 /// The family in slot `id` (it must be live).
 fn family_mut(families: &mut SlotTable<Option<Family>>, id: FamilyId) -> &mut Family {
     families
@@ -97,10 +105,7 @@ impl World {
     }
 
     fn mm_mut(&mut self, id: MmId) -> &mut Mm {
-        self.mms
-            .get_mut(id.index())
-            .and_then(Option::as_mut)
-            .unwrap_or_else(|| panic!("{id:?} is not a live mm"))
+        mm_mut(&mut self.mms, id)
     }
 
     /// The live family `id`.
@@ -158,11 +163,7 @@ impl World {
     /// mmap file pages `[pgoff, pgoff + pages)` shared at `start`.
     pub fn mmap_file_at(&mut self, mm: MmId, start: u32, space: SpaceId, pgoff: u32, pages: u32) {
         assert!(start + pages <= self.va_pages);
-        let m = self
-            .mms
-            .get_mut(mm.index())
-            .and_then(Option::as_mut)
-            .expect("live mm");
+        let m = mm_mut(&mut self.mms, mm);
         let s = &mut self.spaces[space.index()];
         mmap::mmap_file(mm, m, start, pages, space, pgoff, s);
     }
@@ -299,11 +300,7 @@ impl World {
         let Some(plan) = split::split_plan(self.mm(mm), at) else {
             return false;
         };
-        let m = self
-            .mms
-            .get_mut(mm.index())
-            .and_then(Option::as_mut)
-            .expect("live mm");
+        let m = mm_mut(&mut self.mms, mm);
         let fam = plan.family.map(|f| family_mut(&mut self.families, f));
         let pending = split::split_clone(mm, m, &plan, fam);
         let fam = plan.family.map(|f| family_mut(&mut self.families, f));
@@ -317,11 +314,7 @@ impl World {
         let Some(plan) = split::merge_plan(self.mm(mm), at) else {
             return false;
         };
-        let m = self
-            .mms
-            .get_mut(mm.index())
-            .and_then(Option::as_mut)
-            .expect("live mm");
+        let m = mm_mut(&mut self.mms, mm);
         let fam = plan.unlink.map(|f| family_mut(&mut self.families, f));
         let space = plan.space.map(|s| &mut self.spaces[s.index()]);
         let mut gone = split::merge_commit(mm, m, &plan, fam, space);
