@@ -269,6 +269,37 @@ impl PagePool {
         last
     }
 
+    /// The first allocated page at or after `from`, wrapping around once: the
+    /// reclaim scan's next LRU page. Searches the allocation bitmap 64 pages
+    /// a word, so a sparse pool costs a word per 64 free pages, not a load per
+    /// free page. None if no page is allocated.
+    pub fn next_allocated(&self, from: PageId) -> Option<PageId> {
+        let cap = self.capacity();
+        if cap == 0 {
+            return None;
+        }
+        let start = from.0 % cap;
+        let words = self.used.len();
+        let first = start as usize / 64;
+        for i in 0..=words {
+            let w = (first + i) % words;
+            let mut bits = self.used[w].load(Ordering::Relaxed);
+            if i == 0 {
+                // Only bits at or after `start` in its own word, this lap.
+                bits &= !0u64 << (start % 64);
+            }
+            while bits != 0 {
+                let id = (w * 64) as u32 + bits.trailing_zeros();
+                if id < cap {
+                    return Some(PageId(id));
+                }
+                // Bits past the capacity are permanently set: skip them.
+                bits &= bits - 1;
+            }
+        }
+        None
+    }
+
     /// Every allocated page, in id order.
     pub fn iter_live(&self) -> impl Iterator<Item = PageId> + '_ {
         (0..self.capacity())
@@ -278,6 +309,40 @@ impl PagePool {
 
     pub fn bytes(&self) -> usize {
         self.descs.len() * size_of::<PageDesc>() + self.used.len() * size_of::<AtomicU64>()
+    }
+}
+
+#[cfg(test)]
+mod next_allocated_tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_next_page_wrapping_and_skips_the_padding_bits() {
+        let pool = PagePool::new(130);
+        assert_eq!(pool.next_allocated(PageId(0)), None);
+        let a = pool
+            .alloc(
+                Mapping::File {
+                    space: crate::rmap::ids::SpaceId(0),
+                },
+                0,
+            )
+            .unwrap();
+        let b = pool
+            .alloc(
+                Mapping::File {
+                    space: crate::rmap::ids::SpaceId(0),
+                },
+                1,
+            )
+            .unwrap();
+        assert_eq!((a, b), (PageId(0), PageId(1)));
+        assert_eq!(pool.next_allocated(PageId(0)), Some(a));
+        assert_eq!(pool.next_allocated(PageId(1)), Some(b));
+        // From past the last page (and past the capacity): wraps to the first.
+        assert_eq!(pool.next_allocated(PageId(2)), Some(a));
+        assert_eq!(pool.next_allocated(PageId(129)), Some(a));
+        assert_eq!(pool.next_allocated(PageId(500)), Some(a));
     }
 }
 

@@ -13,9 +13,6 @@ use crate::rmap::ids::PageId;
 use crate::rmap::page::Mapping;
 use std::time::Instant;
 
-/// Pages looked at to find a live one before the scan gives up this round.
-const SCAN_LIMIT: u32 = 4096;
-
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
     let unmap = ctx.memory.kswapd_reclaims(ctx.held_pages());
     if let Some(page) = next_live_page(ctx, w) {
@@ -23,17 +20,12 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
     }
 }
 
-/// The next live page after this worker's LRU hand.
+/// The next live page at or after this worker's LRU hand (page id order
+/// stands in for LRU order); the hand moves past it.
 fn next_live_page<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) -> Option<PageId> {
-    let cap = ctx.world.page_capacity();
-    for _ in 0..SCAN_LIMIT.min(cap) {
-        let page = PageId(w.lru_hand % cap);
-        w.lru_hand = w.lru_hand.wrapping_add(1);
-        if ctx.world.pages().mapping(page).is_some() {
-            return Some(page);
-        }
-    }
-    None
+    let page = ctx.world.pages().next_allocated(PageId(w.lru_hand))?;
+    w.lru_hand = page.0.wrapping_add(1);
+    Some(page)
 }
 
 fn key_of<L: RawRwLock>(ctx: &Ctx<L>, page: PageId) -> Option<LockKey> {
@@ -49,10 +41,11 @@ fn scan_page<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>, page: PageId, unmap
     let spec = &ctx.workload.reclaim;
     let try_lock = spec.try_lock.unwrap_or(false);
     let key = key_of(ctx, page);
+    let mut hook = vma_hook(spec.work_ns, ctx.workload.cond_resched);
     let mut visited = 0;
-    let mut hook = vma_hook(spec.work_ns, ctx.workload.cond_resched, &mut visited);
     let referenced = match ctx.world.page_referenced(page, try_lock, &mut hook) {
         WalkOutcome::Done { result, hold, .. } => {
+            visited += u64::from(result.vmas_visited);
             if let Some(k) = key {
                 w.rec.hold(k, hold);
             }
@@ -64,14 +57,14 @@ fn scan_page<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>, page: PageId, unmap
     let mut freed = false;
     if unmap
         && !referenced
-        && let WalkOutcome::Done { hold, .. } = ctx.world.reclaim(page, &mut hook)
+        && let WalkOutcome::Done { result, hold, .. } = ctx.world.reclaim(page, &mut hook)
     {
+        visited += u64::from(result.vmas_visited);
         if let Some(k) = key {
             w.rec.hold(k, hold);
         }
         freed = ctx.world.pages().mapping(page).is_none();
     }
-    drop(hook);
     w.rec.local.vmas_visited += visited;
     if freed {
         w.rec.local.pages_reclaimed += 1;

@@ -69,7 +69,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         &self,
         page: PageId,
         try_lock: bool,
-        on_vma: &mut dyn FnMut(),
+        on_vma: &mut impl FnMut(),
     ) -> WalkOutcome {
         let Some((_pin, mapping)) = self.pin(page) else {
             return WalkOutcome::Free;
@@ -87,7 +87,7 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// (trylock: [`WalkOutcome::PageLocked`] if a fault holds it) and held
     /// throughout (see `page_lock.rs`). `on_vma` runs for every vma
     /// visited.
-    pub fn reclaim(&self, page: PageId, on_vma: &mut dyn FnMut()) -> WalkOutcome {
+    pub fn reclaim(&self, page: PageId, on_vma: &mut impl FnMut()) -> WalkOutcome {
         let Some((_pin, mapping)) = self.pin(page) else {
             return WalkOutcome::Free;
         };
