@@ -5,13 +5,20 @@
 //! - `page_referenced_10k`: one page_referenced of an ancestor page, whose
 //!   root anon_vma tree holds 10,001 vmas. Goal < 200 us.
 //! - `fork_exit_child`: fork one more child of the ancestor and exit it.
+//! - `page_referenced_10k_locked`: the same walk through the native engine's
+//!   locked world (page pin, root rwsem READ, hold timestamps): what one
+//!   reclaim operation of `rmap-storm run` costs, without the run around it.
 //!
 //! Run briefly: `cargo bench --bench rmap -- --warm-up-time 1 --measurement-time 2`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use rmap_storm::engine::native::shared::SharedWorld;
+use rmap_storm::locks::LockKind;
+use rmap_storm::locks::rwsem::Rwsem;
 use rmap_storm::model::{self, Model};
 use rmap_storm::rmap::{Capacity, MmId, World, pte};
 use std::hint::black_box;
+use std::time::Instant;
 
 fn aim7() -> Model {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/aim7-fork-storm.toml");
@@ -55,11 +62,27 @@ fn walks(c: &mut Criterion) {
     g.finish();
 }
 
+fn locked_walk(c: &mut Criterion) {
+    let spec = aim7().world;
+    let world = World::build(&spec);
+    let pte0 = world
+        .page_tables
+        .pte(MmId(0), 0)
+        .expect("ancestor page table");
+    let page = pte::load(pte0).page().expect("the ancestor wrote page 0");
+    let shared = SharedWorld::<Rwsem>::new(world, LockKind::Rwsem, Instant::now());
+    let mut g = c.benchmark_group("rmap");
+    g.bench_function("page_referenced_10k_locked", |b| {
+        b.iter(|| shared.page_referenced(black_box(page), false, &mut || {}))
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     // Plots need a system font criterion's plotters backend cannot find here
     // (it panics with FontUnavailable); the figures are in the text output.
     config = Criterion::default().without_plots();
-    targets = build, walks
+    targets = build, walks, locked_walk
 }
 criterion_main!(benches);

@@ -153,7 +153,12 @@ fn bad_input_exits_2_with_one_line_naming_file_key_and_range() {
     let dir = tempfile::tempdir().unwrap();
     // (text to replace, or "" to append; its replacement; key; allowed range)
     let cases = [
-        ("", "bogus = 1\n", "world.bogus", "seed, ancestors"),
+        (
+            "[world]\n",
+            "[world]\nbogus = 1\n",
+            "world.bogus",
+            "seed, ancestors",
+        ),
         (
             "tasks = 10001",
             "tasks = \"many\"",
@@ -161,23 +166,25 @@ fn bad_input_exits_2_with_one_line_naming_file_key_and_range() {
             "1..=1000000",
         ),
         ("tasks = 10001", "tasks = 0", "world.tasks", "1..=1000000"),
-        ("", "fan_out = 0\n", "world.fan_out", "1..=1000000"),
         (
-            "pages_per_vma = 16",
+            "[world]\n",
+            "[world]\nfan_out = 0\n",
+            "world.fan_out",
+            "1..=1000000",
+        ),
+        (
+            "pages_per_vma = 32",
             "pages_per_vma = 100",
             "world.pages_per_vma",
-            "1..=31",
+            "1..=63",
         ),
-        ("cow = 0.25", "cow = 1.5", "world.cow", "0.0..=1.0"),
+        ("cow = 0.1", "cow = 1.5", "world.cow", "0.0..=1.0"),
         ("[world]", "[wrld]", "wrld", "world, workload, memory"),
     ];
     for (from, to, key, allowed) in cases {
         let path = bad_model(dir.path(), |t| {
-            if from.is_empty() {
-                t + to
-            } else {
-                t.replace(from, to)
-            }
+            assert!(t.contains(from), "the model no longer has '{from}'");
+            t.replace(from, to)
         });
         assert_usage_error(&path, &[], key, allowed);
     }

@@ -92,9 +92,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
     raw.workload
         .validate(raw.world.files)
         .map_err(|e| key_error(path, e))?;
-    raw.memory
-        .validate(raw.world.page_bound())
-        .map_err(|e| key_error(path, e))?;
+    raw.memory.validate().map_err(|e| key_error(path, e))?;
     Ok(Model {
         world: raw.world,
         workload: raw.workload,

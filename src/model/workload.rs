@@ -53,6 +53,8 @@ pub const MAX_THREADS: u32 = 4096;
 /// Longest think time or critical-section work: one second.
 const MAX_US: u64 = 1_000_000;
 const MAX_NS: u64 = 1_000_000_000;
+/// Largest page budget: 2^40 pages (4 PiB of 4 KiB pages), beyond any machine.
+const MAX_BUDGET: u64 = 1 << 40;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -278,10 +280,9 @@ impl MemorySpec {
         self.budget_pages > 0
     }
 
-    /// Watermarks must nest inside the budget; the budget must hold the
-    /// initial world (`resident` pages) plus the high watermark, or kswapd
-    /// could never reach it.
-    pub fn validate(&self, max_pages: u64) -> Result<(), KeyError> {
+    /// Watermarks must nest inside the budget. A budget larger than the world
+    /// can ever hold is allowed: that machine just never feels pressure.
+    pub fn validate(&self) -> Result<(), KeyError> {
         if !self.limited() {
             return Ok(());
         }
@@ -292,11 +293,11 @@ impl MemorySpec {
                 allowed,
             })
         };
-        if self.budget_pages > max_pages {
+        if self.budget_pages > MAX_BUDGET {
             return m(
                 "budget_pages",
                 format!("{} is out of range", self.budget_pages),
-                format!("0..={max_pages}"),
+                format!("0..={MAX_BUDGET}"),
             );
         }
         if !(self.min_pages <= self.low_pages && self.low_pages <= self.high_pages) {
@@ -417,21 +418,21 @@ mod tests {
     #[test]
     fn watermarks_nest_inside_the_budget() {
         let m = |t: &str| toml::from_str::<MemorySpec>(t).unwrap();
-        assert!(m("").validate(10).is_ok());
+        assert!(m("").validate().is_ok());
         assert!(
             m("budget_pages = 100\nmin_pages = 1\nlow_pages = 2\nhigh_pages = 3\n")
-                .validate(1000)
+                .validate()
                 .is_ok()
         );
         let e = m("budget_pages = 100\nmin_pages = 5\nlow_pages = 2\nhigh_pages = 3\n")
-            .validate(1000)
+            .validate()
             .unwrap_err();
         assert_eq!(e.key, "memory.low_pages");
         let e = m("budget_pages = 100\nhigh_pages = 100\n")
-            .validate(1000)
+            .validate()
             .unwrap_err();
         assert_eq!(e.key, "memory.high_pages");
-        let e = m("budget_pages = 2000\n").validate(1000).unwrap_err();
+        let e = m("budget_pages = 2000000000000\n").validate().unwrap_err();
         assert_eq!(e.key, "memory.budget_pages");
     }
 }
