@@ -101,6 +101,7 @@ impl Worker<'_> {
 
 /// Busy work standing in for `ns` of CPU: udelay, as synchro-test and
 /// locktorture's delays spin rather than sleep.
+#[inline]
 pub fn spin_for(ns: u64) {
     if ns == 0 {
         return;
