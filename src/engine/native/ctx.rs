@@ -7,7 +7,6 @@ use super::shared::SharedWorld;
 use crate::locks::RawRwLock;
 use crate::model::{MmChoice, WorkloadSpec, WorldSpec};
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 pub struct Ctx<L: RawRwLock> {
     pub world: SharedWorld<L>,
@@ -16,7 +15,6 @@ pub struct Ctx<L: RawRwLock> {
     pub memory: Memory,
     pub roster: Roster,
     pub stop: AtomicBool,
-    pub epoch: Instant,
 }
 
 impl<L: RawRwLock> Ctx<L> {
@@ -30,7 +28,9 @@ impl<L: RawRwLock> Ctx<L> {
     pub fn pick_mm(&self, choice: MmChoice, random: usize) -> Option<MmUser<'_>> {
         match choice {
             MmChoice::Ancestor => self.roster.mmget(self.roster.ancestor()),
-            MmChoice::Any => (0..4).find_map(|i| self.roster.get((random + i) % self.roster.len())),
+            MmChoice::Any => {
+                (0..4).find_map(|i| self.roster.get((random + i) % self.roster.positions()))
+            }
         }
     }
 }

@@ -56,7 +56,6 @@ impl LockVisitor for Native<'_> {
             memory: Memory::new(cfg.model.memory.clone()),
             roster: Roster::new(&tasks, &parents, mm_slots),
             stop: AtomicBool::new(false),
-            epoch,
         });
         let out = storm::run(ctx.clone(), cfg.duration, cfg.pin.as_ref(), cfg.seed);
         Ok(summary::report(cfg, &ctx, out))

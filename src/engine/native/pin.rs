@@ -41,14 +41,6 @@ impl CpuList {
     pub fn cpu_for(&self, i: usize) -> usize {
         self.0[i % self.0.len()]
     }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 fn parse_cpu(s: &str) -> Result<usize, String> {

@@ -43,12 +43,9 @@ impl Roster {
         }
     }
 
-    pub fn len(&self) -> usize {
+    /// Roster positions: the model's task count.
+    pub fn positions(&self) -> usize {
         self.tasks.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
     }
 
     /// The first ancestor: the task at position 0.
@@ -109,10 +106,6 @@ impl Roster {
         while users.load(Ordering::Acquire) & !DYING != 0 {
             std::thread::yield_now();
         }
-    }
-
-    pub fn parent(&self, position: usize) -> MmId {
-        self.parents[position]
     }
 }
 

@@ -61,7 +61,6 @@ pub fn run<L: RawRwLock>(
                 let mut w = Worker {
                     role,
                     nth,
-                    of,
                     rng,
                     rec,
                     lru_hand,

@@ -68,8 +68,6 @@ pub struct Worker<'a> {
     pub role: Role,
     /// This thread's number within its role (a per-thread range of the mm).
     pub nth: usize,
-    /// Threads in the role.
-    pub of: usize,
     pub rng: Xoshiro256PlusPlus,
     pub rec: Recorder<'a>,
     /// This reclaimer's LRU hand (page id), spread so reclaimers scan

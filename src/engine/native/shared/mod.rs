@@ -228,11 +228,6 @@ impl<L: RawRwLock> SharedWorld<L> {
         self.ancestor
     }
 
-    /// Files in the world.
-    pub fn file_spaces(&self) -> usize {
-        self.spaces.len()
-    }
-
     /// Nanoseconds since the epoch.
     fn now_ns(&self) -> u64 {
         let since = Instant::now().saturating_duration_since(self.epoch);
