@@ -133,12 +133,13 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// One operation done in `ns`.
+    /// One operation that started at `start` ended at `end`: the worker
+    /// loop's own clock reads, so recording adds none.
     #[inline]
-    pub fn op_done(&mut self, ns: u64) {
-        metrics::record(&mut self.local.latency_ns, ns);
+    pub fn op_done(&mut self, start: Instant, end: Instant) {
+        metrics::record(&mut self.local.latency_ns, (end - start).as_nanos() as u64);
         self.slot.ops.fetch_add(1, Ordering::Relaxed);
-        if self.last_flush.elapsed() >= FLUSH_EVERY {
+        if end - self.last_flush >= FLUSH_EVERY {
             self.flush();
         }
     }

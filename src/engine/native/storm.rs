@@ -118,7 +118,7 @@ fn work<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
     while !ctx.stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
         w.role.op(ctx, w);
-        w.rec.op_done(t0.elapsed().as_nanos() as u64);
+        w.rec.op_done(t0, Instant::now());
         spin_for(think_ns);
     }
 }

@@ -12,6 +12,7 @@ use crate::metrics::overlap::{self, Hold};
 use crate::metrics::verdict;
 use crate::metrics::{self, ThreadCtx};
 use crate::report::run::{MemoryReport, RoleReport, RunReport, SCHEMA};
+use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
@@ -36,12 +37,17 @@ pub fn report<L: RawRwLock>(cfg: &RunConfig, ctx: &Ctx<L>, mut out: Outcome) -> 
             continue;
         }
         let counts: Vec<u64> = mine.iter().map(|t| t.1).collect();
-        roles.insert(role.name().to_string(), role_report(&mine, secs));
+        let latency = metrics::merge(mine.iter().map(|t| &t.2.latency_ns));
+        roles.insert(role.name().to_string(), role_report(&mine, &latency, secs));
         fairness.insert(role.name().to_string(), metrics::fairness(&counts));
         if let Some(p) = out.progress.roles.get_mut(role as usize) {
             p.name = role.name().to_string();
             p.threads = mine.len() as u32;
-            p.mean_op_ns = mean_latency(&mine);
+            p.mean_op_ns = if latency.is_empty() {
+                0.0
+            } else {
+                latency.mean()
+            };
             p.wait_share = role_wait_share(&mine);
         }
     }
@@ -89,16 +95,15 @@ pub fn report<L: RawRwLock>(cfg: &RunConfig, ctx: &Ctx<L>, mut out: Outcome) -> 
     }
 }
 
-fn role_report(mine: &[&(Role, u64, Record)], secs: f64) -> RoleReport {
+fn role_report(mine: &[&(Role, u64, Record)], latency: &Histogram<u64>, secs: f64) -> RoleReport {
     let ops: u64 = mine.iter().map(|t| t.1).sum();
-    let latency = metrics::merge(mine.iter().map(|t| &t.2.latency_ns));
     let direct_ns: u64 = mine.iter().map(|t| t.2.direct_reclaim_ns).sum();
     let vmas: u64 = mine.iter().map(|t| t.2.vmas_visited).sum();
     RoleReport {
         threads: mine.len() as u32,
         ops,
         ops_per_s: ops as f64 / secs,
-        latency_ns: metrics::latency(&latency),
+        latency_ns: metrics::latency(latency),
         direct_reclaim: mine.iter().map(|t| t.2.direct_reclaims).sum(),
         direct_reclaim_share: direct_ns as f64
             / (mine.iter().map(|t| t.2.lifetime_ns).sum::<u64>() as f64).max(1.0),
@@ -108,11 +113,6 @@ fn role_report(mine: &[&(Role, u64, Record)], secs: f64) -> RoleReport {
             vmas as f64 / ops as f64
         },
     }
-}
-
-fn mean_latency(mine: &[&(Role, u64, Record)]) -> f64 {
-    let h = metrics::merge(mine.iter().map(|t| &t.2.latency_ns));
-    if h.is_empty() { 0.0 } else { h.mean() }
 }
 
 /// Share of the role's thread time spent waiting for any lock.
