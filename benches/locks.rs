@@ -15,7 +15,8 @@
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
-use rmap_storm::locks::{LockKind, LockVisitor, RawRwLock};
+use rmap_storm::locks::platform::Native;
+use rmap_storm::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -188,7 +189,7 @@ struct Register<'a, 'b> {
 
 impl LockVisitor for Register<'_, '_> {
     type Output = ();
-    fn visit<L: RawRwLock>(self) {
+    fn visit<L: RawRwLock + KindInfo>(self) {
         self.scenario.bench::<Kind<L>>(self.group, L::KIND.name());
     }
 }
@@ -198,7 +199,7 @@ fn locks(c: &mut Criterion) {
         let mut group = c.benchmark_group(scenario.group());
         group.throughput(Throughput::Elements(scenario.ops()));
         for kind in LockKind::ALL {
-            kind.dispatch(Register {
+            kind.dispatch::<Native, _>(Register {
                 group: &mut group,
                 scenario,
             });

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod locks;
 pub mod metrics;
+pub mod mode;
 pub mod model;
 pub mod report;
 pub mod rmap;

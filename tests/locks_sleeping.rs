@@ -12,7 +12,7 @@ use rmap_storm::locks::mutex::Mutex;
 use rmap_storm::locks::rwsem::Rwsem;
 use rmap_storm::locks::rwsem_fifo::RwsemFifo;
 use rmap_storm::locks::stats::{self, Event, LockClass};
-use rmap_storm::locks::{RawRwLock, RwLock};
+use rmap_storm::locks::{KindInfo, RawRwLock, RwLock};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -191,7 +191,7 @@ fn stage<'s, L: Queued>(
 /// is inside. Every 32nd hold yields the CPU inside the critical section, so
 /// holds sometimes outlast the spin budget and waiters park. Bounded by
 /// iterations (tens of ms).
-fn stress<L: RawRwLock>(threads: usize, iters: usize) {
+fn stress<L: RawRwLock + KindInfo>(threads: usize, iters: usize) {
     let lock = RwLock::<L, u64>::new(0);
     let writers = AtomicUsize::new(0);
     let readers = AtomicUsize::new(0);

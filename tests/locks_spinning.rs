@@ -7,7 +7,6 @@
 //! sleeping.
 #![cfg(not(shuttle))]
 
-use rmap_storm::locks::RawRwLock;
 use rmap_storm::locks::percpu_rwsem::PercpuRwsem;
 use rmap_storm::locks::qrwlock::Qrwlock;
 use rmap_storm::locks::qspinlock::McsSpinlock;
@@ -15,6 +14,7 @@ use rmap_storm::locks::read_hold::ReadHold;
 use rmap_storm::locks::rwlock::RwlockT;
 use rmap_storm::locks::spinlock::TicketSpinlock;
 use rmap_storm::locks::stats::{self, Event, LockClass};
+use rmap_storm::locks::{KindInfo, RawRwLock};
 use rmap_storm::torture::check::{Occupancy, Seen};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -52,14 +52,14 @@ enum Role {
     Reader,
 }
 
-fn read_hold<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
+fn read_hold<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
     let entered = occ.enter_read(L::SHARED_READERS);
     assert_eq!(entered, Seen::Ok, "a reader entered beside a holder");
     stay_and_unlock_shared(lock, occ, token);
 }
 
 /// A counted reader lingers, checks again, and releases.
-fn stay_and_unlock_shared<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
+fn stay_and_unlock_shared<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
     linger();
     let left = occ.exit_read(L::SHARED_READERS);
     assert_eq!(left, Seen::Ok, "a holder entered beside a reader");
@@ -67,7 +67,7 @@ fn stay_and_unlock_shared<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::Rea
     unsafe { lock.unlock_shared(token) };
 }
 
-fn write_hold<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::WriteToken) {
+fn write_hold<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, token: L::WriteToken) {
     assert_eq!(occ.enter_write(), Seen::Ok, "a writer entered while held");
     linger();
     assert_eq!(
@@ -79,7 +79,7 @@ fn write_hold<L: RawRwLock>(lock: &L, occ: &Occupancy, token: L::WriteToken) {
     unsafe { lock.unlock_exclusive(token) };
 }
 
-fn act<L: RawRwLock>(lock: &L, occ: &Occupancy, role: Role, i: usize) {
+fn act<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, role: Role, i: usize) {
     match (role, i % 3) {
         (Role::Writer, 0) => {
             if let Some(t) = lock.try_lock_exclusive() {
@@ -115,7 +115,7 @@ fn act<L: RawRwLock>(lock: &L, occ: &Occupancy, role: Role, i: usize) {
 /// Four threads (a writer, a downgrader, two readers) on one lock for about
 /// 30 ms, each at least MIN_OPS operations; any overlap the kind forbids
 /// panics inside a thread and fails the join.
-fn stress<L: RawRwLock>() {
+fn stress<L: RawRwLock + KindInfo>() {
     // Enough rounds for every pair of roles to meet many times even when the
     // machine runs the threads one after another.
     const MIN_OPS: usize = 300;
@@ -182,7 +182,7 @@ fn percpu_rwsem_excludes_writers_under_stress() {
 /// `queue_mark` changing before the next starts; odd ones ask to read), then
 /// release: they must get in in the order they arrived. Each waiter also
 /// reports one contended acquisition through the stats.
-fn serves_in_arrival_order<L: RawRwLock>(queue_mark: fn(&L) -> usize) {
+fn serves_in_arrival_order<L: RawRwLock + KindInfo>(queue_mark: fn(&L) -> usize) {
     const WAITERS: usize = 4;
     let lock = Arc::new(L::new());
     let order = Arc::new(Mutex::new(Vec::new()));
@@ -241,7 +241,7 @@ fn qspinlock_serves_in_arrival_order() {
 /// spinning; then see what a third thread's reads get, and in which order
 /// everyone got in. Returns (a try_lock_shared succeeded while the writer
 /// waited, the writer got in before the third thread's lock_shared).
-fn new_reader_while_writer_waits<L: RawRwLock>(
+fn new_reader_while_writer_waits<L: RawRwLock + KindInfo>(
     writer_waits: fn(&L) -> bool,
     reader_queued: fn(&L) -> bool,
 ) -> (bool, bool) {
@@ -328,7 +328,7 @@ fn qrwlock_queues_a_new_reader_behind_a_waiting_writer() {
 #[test]
 fn percpu_readers_on_different_threads_use_different_slots() {
     const READERS: usize = 4;
-    let lock = Arc::new(PercpuRwsem::new());
+    let lock = Arc::new(<PercpuRwsem>::new());
     let all_in = Arc::new(Barrier::new(READERS + 1));
     let done = Arc::new(Barrier::new(READERS + 1));
     let threads: Vec<_> = (0..READERS)
@@ -361,7 +361,7 @@ fn percpu_readers_on_different_threads_use_different_slots() {
 
 #[test]
 fn percpu_writer_blocks_new_readers_and_waits_for_old_ones() {
-    let lock = Arc::new(PercpuRwsem::new());
+    let lock = Arc::new(<PercpuRwsem>::new());
     let entered = Arc::new(AtomicBool::new(false));
     let held = lock.lock_shared();
     let (l, e) = (Arc::clone(&lock), Arc::clone(&entered));
@@ -394,7 +394,7 @@ fn percpu_writer_blocks_new_readers_and_waits_for_old_ones() {
 
 #[test]
 fn percpu_readers_see_the_writer_and_wait_in_the_queue() {
-    let lock = Arc::new(PercpuRwsem::new());
+    let lock = Arc::new(<PercpuRwsem>::new());
     let entered = Arc::new(AtomicBool::new(false));
     lock.lock_exclusive();
     let (l, e) = (Arc::clone(&lock), Arc::clone(&entered));

@@ -8,8 +8,9 @@
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rmap_storm::engine::native::shared::{SharedWorld, WalkOutcome};
+use rmap_storm::locks::platform::Native;
 use rmap_storm::locks::rwlock::RwlockT;
-use rmap_storm::locks::{LockKind, LockVisitor, RawRwLock};
+use rmap_storm::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
 use rmap_storm::metrics::overlap::Hold;
 use rmap_storm::model::{Shape, WorldSpec};
 use rmap_storm::rmap::fault::Fault;
@@ -264,7 +265,7 @@ const MAX_RUN: Duration = Duration::from_secs(20);
 
 impl LockVisitor for StressRun {
     type Output = ();
-    fn visit<L: RawRwLock>(self) {
+    fn visit<L: RawRwLock + KindInfo>(self) {
         let world: SharedWorld<L> = shared(
             Capacity {
                 mms: 32,
@@ -319,7 +320,7 @@ impl LockVisitor for StressRun {
 #[test]
 fn every_operation_at_once_leaves_a_consistent_world() {
     for kind in LockKind::ALL {
-        kind.dispatch(StressRun { mmap_lock: kind });
+        kind.dispatch::<Native, _>(StressRun { mmap_lock: kind });
     }
 }
 
@@ -367,7 +368,7 @@ struct TryLockGivesUp;
 
 impl LockVisitor for TryLockGivesUp {
     type Output = ();
-    fn visit<L: RawRwLock>(self) {
+    fn visit<L: RawRwLock + KindInfo>(self) {
         let world = small::<L>();
         let epoch = Instant::now();
         for anon in [true, false] {
@@ -424,7 +425,7 @@ impl LockVisitor for TryLockGivesUp {
 #[test]
 fn try_lock_walk_gives_up_on_a_writer_and_a_blocking_one_waits() {
     for kind in LockKind::ALL {
-        kind.dispatch(TryLockGivesUp);
+        kind.dispatch::<Native, _>(TryLockGivesUp);
     }
 }
 
@@ -436,7 +437,7 @@ struct HoldsOverlapOnlyWhenShared;
 
 impl LockVisitor for HoldsOverlapOnlyWhenShared {
     type Output = ();
-    fn visit<L: RawRwLock>(self) {
+    fn visit<L: RawRwLock + KindInfo>(self) {
         let world = small::<L>();
         let page = mapped_page(&world, true);
         let start = Barrier::new(2);
@@ -473,7 +474,7 @@ impl LockVisitor for HoldsOverlapOnlyWhenShared {
 #[test]
 fn read_holds_overlap_only_for_kinds_that_share() {
     for kind in LockKind::ALL {
-        kind.dispatch(HoldsOverlapOnlyWhenShared);
+        kind.dispatch::<Native, _>(HoldsOverlapOnlyWhenShared);
     }
 }
 

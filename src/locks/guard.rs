@@ -1,15 +1,31 @@
-//! Safe guards over a [`RawRwLock`]: the intent-level API (`read`, `write`).
+//! The one guard layer over every [`RawRwLock`]: the intent-level API (`read`,
+//! `write`) over data, with the lock class its events count under.
 //!
 //! Only guards call the raw unlocks, so a token cannot be released twice or by
-//! the wrong mode.
+//! the wrong mode. The guards also do the instrumentation every kind shares,
+//! once: each acquisition and each release first tags the current thread's
+//! lock class ([`stats::set_class`]: release paths count events too, wake
+//! batches and handoffs, and those must land in the class of the lock being
+//! released, not in whichever class the thread tagged last); acquisitions are
+//! counted by mode, failed tries and downgrades as such; and after each
+//! release the waits the kind noted are put in their histograms
+//! ([`stats::flush_waits`]), outside the critical section.
 
 use super::RawRwLock;
+use super::stats::{self, Event, LockClass};
+use crate::mode::Mode;
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 
-/// Data of type `T` guarded by a raw lock `L`.
+/// Data of type `T` guarded by a raw lock `L`, whose events count in `class`.
+///
+/// The lock is the value's for good: an engine's slot may see its data die
+/// and be replaced (an exited mm, a freed family) under the same lock, so a
+/// thread that reached the slot before the replacement still excludes the new
+/// owner.
 pub struct RwLock<L: RawRwLock, T> {
     raw: L,
+    class: LockClass,
     data: UnsafeCell<T>,
 }
 
@@ -20,50 +36,70 @@ unsafe impl<L: RawRwLock, T: Send> Send for RwLock<L, T> {}
 unsafe impl<L: RawRwLock, T: Send + Sync> Sync for RwLock<L, T> {}
 
 impl<L: RawRwLock, T> RwLock<L, T> {
+    /// A new lock of class [`LockClass::AnonVma`] (a lone lock under test).
     pub fn new(data: T) -> Self {
+        RwLock::with_raw(L::new(), LockClass::AnonVma, data)
+    }
+
+    /// A lock built by the caller (a run-time kind), counting in `class`.
+    pub fn with_raw(raw: L, class: LockClass, data: T) -> Self {
         RwLock {
-            raw: L::new(),
+            raw,
+            class,
             data: UnsafeCell::new(data),
         }
     }
 
-    /// The raw lock, for callers that account or test the lock itself.
+    /// The raw lock, for callers that test the lock itself.
     pub fn raw(&self) -> &L {
         &self.raw
     }
 
+    /// down_read.
+    #[inline]
     pub fn read(&self) -> ReadGuard<'_, L, T> {
+        let token = self.acquired(Mode::Read, |raw| raw.lock_shared());
         ReadGuard {
             lock: self,
-            token: Some(self.raw.lock_shared()),
+            token: Some(token),
         }
     }
 
+    /// down_read_trylock: None if the lock is not free for a reader now.
+    #[inline]
     pub fn try_read(&self) -> Option<ReadGuard<'_, L, T>> {
-        let token = self.raw.try_lock_shared()?;
+        let token = self.tried(Mode::Read, |raw| raw.try_lock_shared())?;
         Some(ReadGuard {
             lock: self,
             token: Some(token),
         })
     }
 
-    /// down_read_critical: may pass queued writers while only readers hold it.
+    /// down_read_critical (seed 002): may pass queued writers while only
+    /// readers hold it.
+    #[inline]
     pub fn read_critical(&self) -> ReadGuard<'_, L, T> {
+        let token = self.acquired(Mode::Read, |raw| raw.lock_shared_critical());
         ReadGuard {
             lock: self,
-            token: Some(self.raw.lock_shared_critical()),
+            token: Some(token),
         }
     }
 
+    /// down_write.
+    #[inline]
     pub fn write(&self) -> WriteGuard<'_, L, T> {
+        let token = self.acquired(Mode::Write, |raw| raw.lock_exclusive());
         WriteGuard {
             lock: self,
-            token: Some(self.raw.lock_exclusive()),
+            token: Some(token),
         }
     }
 
+    /// down_write_trylock.
+    #[inline]
     pub fn try_write(&self) -> Option<WriteGuard<'_, L, T>> {
-        let token = self.raw.try_lock_exclusive()?;
+        let token = self.tried(Mode::Write, |raw| raw.try_lock_exclusive())?;
         Some(WriteGuard {
             lock: self,
             token: Some(token),
@@ -77,18 +113,48 @@ impl<L: RawRwLock, T> RwLock<L, T> {
     pub fn into_inner(self) -> T {
         self.data.into_inner()
     }
+
+    #[inline]
+    fn acquired<K>(&self, mode: Mode, lock: impl FnOnce(&L) -> K) -> K {
+        stats::set_class(self.class);
+        let token = lock(&self.raw);
+        stats::count(Event::acquired(mode), 1);
+        token
+    }
+
+    #[inline]
+    fn tried<K>(&self, mode: Mode, try_lock: impl FnOnce(&L) -> Option<K>) -> Option<K> {
+        stats::set_class(self.class);
+        let token = try_lock(&self.raw);
+        let ev = if token.is_some() {
+            Event::acquired(mode)
+        } else {
+            Event::TryFail
+        };
+        stats::count(ev, 1);
+        token
+    }
+
+    /// Tag the class for a release, run it, then record the noted waits.
+    #[inline]
+    fn released(&self, unlock: impl FnOnce(&L)) {
+        stats::set_class(self.class);
+        unlock(&self.raw);
+        stats::flush_waits();
+    }
 }
 
 /// A shared hold; releases on drop.
 pub struct ReadGuard<'a, L: RawRwLock, T> {
     lock: &'a RwLock<L, T>,
-    // Always Some until drop takes it.
+    /// Some until drop takes it.
     token: Option<L::ReadToken>,
 }
 
 /// An exclusive hold; releases on drop.
 pub struct WriteGuard<'a, L: RawRwLock, T> {
     lock: &'a RwLock<L, T>,
+    /// Some until drop or downgrade takes it.
     token: Option<L::WriteToken>,
 }
 
@@ -97,17 +163,20 @@ impl<'a, L: RawRwLock, T> WriteGuard<'a, L, T> {
     pub fn downgrade(mut self) -> ReadGuard<'a, L, T> {
         let token = self.token.take().expect("write token present until drop");
         let lock = self.lock;
+        stats::set_class(lock.class);
+        stats::count(Event::Downgrade, 1);
         // SAFETY: the token came from `lock` and is consumed here; drop sees None.
-        let read = unsafe { lock.raw.downgrade(token) };
+        let token = unsafe { lock.raw.downgrade(token) };
         ReadGuard {
             lock,
-            token: Some(read),
+            token: Some(token),
         }
     }
 }
 
 impl<L: RawRwLock, T> Deref for ReadGuard<'_, L, T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         // SAFETY: a shared hold excludes writers.
         unsafe { &*self.lock.data.get() }
@@ -116,6 +185,7 @@ impl<L: RawRwLock, T> Deref for ReadGuard<'_, L, T> {
 
 impl<L: RawRwLock, T> Deref for WriteGuard<'_, L, T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         // SAFETY: an exclusive hold excludes everyone else.
         unsafe { &*self.lock.data.get() }
@@ -123,26 +193,32 @@ impl<L: RawRwLock, T> Deref for WriteGuard<'_, L, T> {
 }
 
 impl<L: RawRwLock, T> DerefMut for WriteGuard<'_, L, T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: an exclusive hold excludes everyone else.
+        // SAFETY: an exclusive hold excludes everyone else, and `&mut self`
+        // makes this the only reference derived from it.
         unsafe { &mut *self.lock.data.get() }
     }
 }
 
 impl<L: RawRwLock, T> Drop for ReadGuard<'_, L, T> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(token) = self.token.take() {
             // SAFETY: the token came from this lock and is released once.
-            unsafe { self.lock.raw.unlock_shared(token) }
+            self.lock
+                .released(|raw| unsafe { raw.unlock_shared(token) });
         }
     }
 }
 
 impl<L: RawRwLock, T> Drop for WriteGuard<'_, L, T> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(token) = self.token.take() {
             // SAFETY: the token came from this lock and is released once.
-            unsafe { self.lock.raw.unlock_exclusive(token) }
+            self.lock
+                .released(|raw| unsafe { raw.unlock_exclusive(token) });
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Lock kinds by name, and the one place that turns a run-time kind into a
 //! monomorphised call.
 
-use super::RawRwLock;
+use super::platform::Platform;
+use super::{KindInfo, RawRwLock};
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
@@ -92,9 +93,10 @@ impl LockKind {
         }
     }
 
-    /// Run `visitor` monomorphised for this kind: the single run-time -> compile-time
-    /// switch, so engines and workloads stay generic over [`RawRwLock`].
-    pub fn dispatch<V: LockVisitor>(self, visitor: V) -> V::Output {
+    /// Run `visitor` monomorphised for this kind on platform `P`: the single
+    /// run-time -> compile-time switch, so engines and workloads stay generic
+    /// over [`RawRwLock`].
+    pub fn dispatch<P: Platform, V: LockVisitor>(self, visitor: V) -> V::Output {
         macro_rules! visit {
             ($($variant:ident => $ty:ty,)*) => {
                 match self {
@@ -102,26 +104,26 @@ impl LockKind {
                 }
             };
         }
-        crate::for_each_lock_kind!(visit)
+        crate::for_each_lock_kind!(visit, P)
     }
 }
 
 /// The table of kinds and their types, written once: `$m!` receives
-/// `Variant => path::Type,` for every kind ([`LockKind::dispatch`] and
-/// [`super::any::AnyLock`] are both built from it).
+/// `Variant => path::Type<$p>,` for every kind on platform `$p`
+/// ([`LockKind::dispatch`] and [`super::any::AnyLock`] are both built from it).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! for_each_lock_kind {
-    ($m:ident) => {
+    ($m:ident, $p:ident) => {
         $m! {
-            Spinlock => $crate::locks::spinlock::TicketSpinlock,
-            Qspinlock => $crate::locks::qspinlock::McsSpinlock,
-            Rwlock => $crate::locks::rwlock::RwlockT,
-            Qrwlock => $crate::locks::qrwlock::Qrwlock,
-            RwsemFifo => $crate::locks::rwsem_fifo::RwsemFifo,
-            Rwsem => $crate::locks::rwsem::Rwsem,
-            Mutex => $crate::locks::mutex::Mutex,
-            PercpuRwsem => $crate::locks::percpu_rwsem::PercpuRwsem,
+            Spinlock => $crate::locks::spinlock::TicketSpinlock<$p>,
+            Qspinlock => $crate::locks::qspinlock::McsSpinlock<$p>,
+            Rwlock => $crate::locks::rwlock::RwlockT<$p>,
+            Qrwlock => $crate::locks::qrwlock::Qrwlock<$p>,
+            RwsemFifo => $crate::locks::rwsem_fifo::RwsemFifo<$p>,
+            Rwsem => $crate::locks::rwsem::Rwsem<$p>,
+            Mutex => $crate::locks::mutex::Mutex<$p>,
+            PercpuRwsem => $crate::locks::percpu_rwsem::PercpuRwsem<$p>,
         }
     };
 }
@@ -135,7 +137,7 @@ impl std::fmt::Display for LockKind {
 /// Generic work to run for whichever kind [`LockKind::dispatch`] selects.
 pub trait LockVisitor {
     type Output;
-    fn visit<L: RawRwLock>(self) -> Self::Output;
+    fn visit<L: RawRwLock + KindInfo>(self) -> Self::Output;
 }
 
 #[cfg(test)]

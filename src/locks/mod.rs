@@ -2,9 +2,10 @@
 //!
 //! Each kind's file starts with its state-word bit map and invariants; its
 //! decisions (who is granted, who is woken, when handoff starts, whether a
-//! newcomer may steal) are plain functions over the state and the queue, so the
-//! native engine (real atomics and parking) and a discrete-event simulator follow
-//! one definition of each lock.
+//! newcomer may steal) are plain functions over the state and the queue. Every
+//! kind is generic over a [`platform::Platform`] (atomics, spin hint, parking,
+//! clock, preemption points), so the native engine and the simulator run the
+//! same code of each lock.
 
 pub mod any;
 pub mod guard;
@@ -13,6 +14,7 @@ pub mod kind;
 pub mod model_check;
 pub mod mutex;
 pub mod percpu_rwsem;
+pub mod platform;
 pub mod qrwlock;
 pub mod qspinlock;
 pub mod raw;
@@ -20,7 +22,6 @@ pub mod read_hold;
 pub mod rwlock;
 pub mod rwsem;
 pub mod rwsem_fifo;
-pub mod shim;
 pub mod spin_wait;
 pub mod spinlock;
 pub mod stats;
@@ -30,4 +31,4 @@ pub mod waitq;
 pub use any::AnyLock;
 pub use guard::{ReadGuard, RwLock, WriteGuard};
 pub use kind::{LockKind, LockVisitor};
-pub use raw::RawRwLock;
+pub use raw::{KindInfo, RawRwLock};

@@ -1,6 +1,6 @@
 //! The shuttle harness every [`RawRwLock`] kind is model-checked through;
 //! compiled only under `--cfg shuttle`, where the kinds' atomics, spin hints,
-//! parking and clock come from the model (see `shim.rs`).
+//! parking and clock come from the model (see `platform/native.rs`).
 //!
 //! ```text
 //! RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=/work/tgt/<name>-shuttle \
@@ -42,9 +42,10 @@
 //! (starvation is not a safety or liveness failure of a finite run; a
 //! behaviour test covers it).
 
-use super::shim::{AtomicUsize, Ordering, spin_hint};
-use super::{RawRwLock, RwLock};
+use super::platform::{Native, Platform};
+use super::{KindInfo, RawRwLock, RwLock};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
+use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::{Config, MaxSteps, Runner, thread};
 use std::sync::Arc;
 
@@ -106,7 +107,7 @@ pub fn op_mix(threads: usize, iters: usize) -> Plan {
 /// Model-check kind `L` running `plan` (2-4 threads is the useful range)
 /// over `schedules` random then `schedules` PCT schedules. Panics (fails the
 /// test) on the first violating schedule, printing it for replay.
-pub fn check<L: RawRwLock>(schedules: usize, plan: Plan) {
+pub fn check<L: RawRwLock + KindInfo>(schedules: usize, plan: Plan) {
     let mut config = Config::new();
     config.max_steps = MaxSteps::FailAfter(MAX_STEPS);
     // The only warning is about lazy statics (the parking model's queue and
@@ -126,7 +127,7 @@ pub fn check<L: RawRwLock>(schedules: usize, plan: Plan) {
     .run(body);
 }
 
-fn run_once<L: RawRwLock>(plan: &Plan) {
+fn run_once<L: RawRwLock + KindInfo>(plan: &Plan) {
     let lock = Arc::new(RwLock::<L, u64>::new(0));
     let occ = Arc::new(Occupancy::new(L::SHARED_READERS));
     let handles: Vec<_> = plan
@@ -149,7 +150,7 @@ fn run_once<L: RawRwLock>(plan: &Plan) {
 /// Stay inside for a few scheduling points, so others can race the holder.
 fn linger() {
     for _ in 0..2 {
-        spin_hint();
+        Native::spin_hint();
     }
 }
 

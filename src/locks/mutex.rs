@@ -22,10 +22,12 @@
 //! State word, bit map and invariants: see `stealing.rs` (bit 0 is the owner
 //! bit; the reader count stays zero).
 
+use super::platform::{AtomicInt, Native, Ordering, Platform};
+use super::raw::KindInfo;
 use super::stats::{self, Event};
 use super::stealing::{Core, Policy, WRITER_LOCKED};
 use super::{LockKind, RawRwLock};
-use crate::locks::shim::Ordering;
+use crate::mode::Mode;
 
 /// Whether the first waiter should reserve the mutex: as soon as it has lost
 /// one race after being woken (mutex.c sets MUTEX_FLAG_HANDOFF on the first
@@ -44,11 +46,11 @@ impl Policy for MutexPolicy {
 }
 
 /// Sleeping mutex with optimistic spinning. See the module doc.
-pub struct Mutex {
-    core: Core<MutexPolicy>,
+pub struct Mutex<P: Platform = Native> {
+    core: Core<P, MutexPolicy>,
 }
 
-impl Mutex {
+impl<P: Platform> Mutex<P> {
     /// Threads parked on this mutex now.
     pub fn queued(&self) -> usize {
         self.core.queue().len()
@@ -59,38 +61,37 @@ impl Mutex {
         self.core.state().load(Ordering::Relaxed) & WRITER_LOCKED != 0
     }
 
-    /// mutex_lock, counting the acquisition under `mode`'s events.
+    /// mutex_lock: might_sleep(), then the fast path; a slow path counts
+    /// as a contended request of `mode`.
     #[inline]
-    fn lock(&self, acquired: Event, contended: Event) {
+    fn lock(&self, mode: Mode) {
+        P::might_sleep();
         if !self.core.try_lock_idle() {
-            stats::count(contended, 1);
+            stats::count(Event::contended(mode), 1);
             self.core.lock_write_slow();
         }
-        stats::count(acquired, 1);
     }
 
     /// mutex_trylock.
     #[inline]
-    fn try_lock(&self, acquired: Event) -> Option<()> {
-        if self.core.try_steal() {
-            stats::count(acquired, 1);
-            Some(())
-        } else {
-            stats::count(Event::TryFail, 1);
-            None
-        }
+    fn try_lock(&self) -> Option<()> {
+        self.core.try_steal().then_some(())
     }
+}
+
+impl<P: Platform> KindInfo for Mutex<P> {
+    const KIND: LockKind = LockKind::Mutex;
+    const SHARED_READERS: bool = false;
+    const HAS_DOWNGRADE: bool = false;
 }
 
 // SAFETY: WRITER_LOCKED is set only by a CAS from a state without an owner (or
 // by a waker granting a parked thread, same CAS), and every token, read or
 // write, is an exclusive hold.
-unsafe impl RawRwLock for Mutex {
+unsafe impl<P: Platform> RawRwLock for Mutex<P> {
     type ReadToken = ();
     type WriteToken = ();
-    const KIND: LockKind = LockKind::Mutex;
-    const SHARED_READERS: bool = false;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = P;
 
     fn new() -> Self {
         Mutex { core: Core::new() }
@@ -98,16 +99,16 @@ unsafe impl RawRwLock for Mutex {
 
     #[inline]
     fn lock_shared(&self) {
-        self.lock(Event::AcquireRead, Event::ContendedRead);
+        self.lock(Mode::Read);
     }
 
     #[inline]
     fn try_lock_shared(&self) -> Option<()> {
-        self.try_lock(Event::AcquireRead)
+        self.try_lock()
     }
 
     fn lock_shared_critical(&self) {
-        self.lock(Event::AcquireRead, Event::ContendedRead);
+        self.lock(Mode::Read);
     }
 
     #[inline]
@@ -117,12 +118,12 @@ unsafe impl RawRwLock for Mutex {
 
     #[inline]
     fn lock_exclusive(&self) {
-        self.lock(Event::AcquireWrite, Event::ContendedWrite);
+        self.lock(Mode::Write);
     }
 
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        self.try_lock(Event::AcquireWrite)
+        self.try_lock()
     }
 
     #[inline]

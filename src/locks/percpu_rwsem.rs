@@ -4,11 +4,12 @@
 //!
 //! A reader touches only its own cache-padded slot: it counts itself in there
 //! and then checks `block`; no cache line is shared between readers of
-//! different slots, which is the read-scaling ceiling a shared reader count
-//! cannot reach (DOMAIN.md section 3). The kernel has one slot per CPU; here a
-//! thread's slot is its thread number modulo [`SLOTS`] (BRAVO's visible-reader
-//! table, Dice and Kogan 2019, hashes by thread likewise), so each thread's
-//! read token is its slot index.
+//! different slots: the read rate of an ordinary rwlock is capped near one
+//! reader-count transfer per acquisition, whatever the number of readers, and
+//! this one is not. The kernel has one slot per CPU; here a reader's slot is
+//! its CPU modulo [`SLOTS`] where the platform knows the CPU (the simulator),
+//! else its thread number modulo [`SLOTS`] (BRAVO's visible-reader table, Dice
+//! and Kogan 2019, hashes by thread likewise); each read token is its slot.
 //!
 //! A writer pays instead: it serialises with other writers and sets `block`,
 //! then waits until every slot has drained. The kernel's writer also waits
@@ -47,12 +48,13 @@
 //! itself in while holding `queue` plain, when no writer can hold); a writer
 //! is granted only after its grant set `block` and it then saw every slot at 0.
 
+use super::platform::{AtomicInt, Native, Ordering, Platform};
 use super::qspinlock::{Hold, McsSpinlock};
+use super::raw::KindInfo;
 use super::read_hold::ReadHold;
-use super::shim::{AtomicUsize, Ordering};
-use super::spin_wait::{Request, SpinWait};
-use super::stats::{self, Event};
+use super::spin_wait::SpinWait;
 use super::{LockKind, RawRwLock};
+use crate::mode::Mode;
 use crossbeam_utils::CachePadded;
 
 /// Reader slots per lock: the stand-in for nr_cpu_ids.
@@ -93,39 +95,46 @@ pub struct PercpuState {
 
 /// The per-slot percpu_rw_semaphore.
 #[derive(Debug)]
-pub struct PercpuRwsem {
+pub struct PercpuRwsem<P: Platform = Native> {
     /// The FIFO of writers and blocked readers, and `block` (its FLAGGED bit):
     /// read by every reader on every acquisition. Padded off the slots.
-    queue: CachePadded<McsSpinlock>,
-    slots: Box<[CachePadded<AtomicUsize>; SLOTS]>,
+    queue: CachePadded<McsSpinlock<P>>,
+    slots: Box<[CachePadded<P::AtomicUsize>; SLOTS]>,
 }
 
-/// The calling thread's slot.
+/// The caller's slot: its CPU's where the platform knows the CPU.
+#[inline]
+fn current_slot<P: Platform>() -> usize {
+    slot_of(P::cpu().unwrap_or_else(thread_number))
+}
+
+/// The calling thread's number, in the order threads first read-lock any
+/// percpu-rwsem (process-wide, as CPU numbers are).
 #[cfg(not(shuttle))]
 #[inline]
-fn current_slot() -> usize {
+fn thread_number() -> usize {
     use std::cell::Cell;
+    use std::sync::atomic::AtomicUsize;
     thread_local! {
-        static SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+        static NUMBER: Cell<usize> = const { Cell::new(usize::MAX) };
     }
-    /// Threads numbered so far (process-wide, as CPU numbers are).
     static THREADS: AtomicUsize = AtomicUsize::new(0);
-    SLOT.with(|slot| {
-        if slot.get() == usize::MAX {
-            slot.set(slot_of(THREADS.fetch_add(1, Ordering::Relaxed)));
+    NUMBER.with(|n| {
+        if n.get() == usize::MAX {
+            n.set(THREADS.fetch_add(1, Ordering::Relaxed));
         }
-        slot.get()
+        n.get()
     })
 }
 
-/// The calling model thread's slot: shuttle runs every model thread on one OS
-/// thread, so its task number stands in for the thread number.
+/// The calling model thread's number: shuttle runs every model thread on one
+/// OS thread, so its task number stands in for the thread number.
 #[cfg(shuttle)]
-fn current_slot() -> usize {
-    slot_of(usize::from(shuttle::current::me()))
+fn thread_number() -> usize {
+    usize::from(shuttle::current::me())
 }
 
-impl PercpuRwsem {
+impl<P: Platform> PercpuRwsem<P> {
     /// A snapshot of the state, for tests and reports (racy by nature).
     pub fn state(&self) -> PercpuState {
         let counts: [usize; SLOTS] = std::array::from_fn(|i| self.slots[i].load(Ordering::Relaxed));
@@ -137,7 +146,7 @@ impl PercpuRwsem {
     }
 
     /// The internal FIFO, for tests and reports (who is queued).
-    pub fn wait_queue(&self) -> &McsSpinlock {
+    pub fn wait_queue(&self) -> &McsSpinlock<P> {
         &self.queue
     }
 
@@ -166,7 +175,7 @@ impl PercpuRwsem {
     /// __percpu_down_read's blocked case.
     #[cold]
     fn lock_shared_slow(&self, slot: usize) {
-        let mut wait = SpinWait::begin(Request::Read);
+        let mut wait = SpinWait::<P>::begin(Mode::Read);
         // Step 1: queue FIFO behind the writer (which holds `queue` until it
         // releases) and everyone who queued before us; hold it plain.
         self.queue.acquire(&mut wait, Hold::Plain);
@@ -188,7 +197,7 @@ impl PercpuRwsem {
     /// until it is empty. A slot seen empty stays free of granted readers,
     /// since any later reader sees `block` (the Dekker pairing above).
     #[cold]
-    fn drain_slow(&self, mut wait: SpinWait) {
+    fn drain_slow(&self, mut wait: SpinWait<P>) {
         for slot in self.slots.iter() {
             while slot.load(Ordering::SeqCst) != 0 {
                 wait.poll();
@@ -200,7 +209,7 @@ impl PercpuRwsem {
     /// percpu_down_write with `queue` contended.
     #[cold]
     fn lock_exclusive_slow(&self) {
-        let mut wait = SpinWait::begin(Request::Write);
+        let mut wait = SpinWait::<P>::begin(Mode::Write);
         // Step 1: queue FIFO behind earlier writers and blocked readers; our
         // grant sets `block`, so from then on new readers queue behind us.
         self.queue.acquire(&mut wait, Hold::Flagged);
@@ -215,25 +224,29 @@ impl PercpuRwsem {
     }
 }
 
+impl<P: Platform> KindInfo for PercpuRwsem<P> {
+    const KIND: LockKind = LockKind::PercpuRwsem;
+    const SHARED_READERS: bool = true;
+    const HAS_DOWNGRADE: bool = false;
+}
+
 // SAFETY: writers are serialised by `queue`, held for the whole write hold.
 // A writer is granted only after its grant set `block` and it then saw every
 // slot at 0; a reader holds only after counting in and then seeing no `block`
 // (or counting in under `queue`, when no writer holds). All four accesses are
 // SeqCst, so a reader and a writer cannot both miss each other.
-unsafe impl RawRwLock for PercpuRwsem {
+unsafe impl<P: Platform> RawRwLock for PercpuRwsem<P> {
     /// The slot the reader counted itself in through (or the downgraded
     /// writer's exclusive hold).
     type ReadToken = ReadHold<usize>;
     type WriteToken = ();
-    const KIND: LockKind = LockKind::PercpuRwsem;
-    const SHARED_READERS: bool = true;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = P;
 
     fn new() -> Self {
         PercpuRwsem {
             queue: CachePadded::new(McsSpinlock::new()),
             slots: Box::new(std::array::from_fn(|_| {
-                CachePadded::new(AtomicUsize::new(0))
+                CachePadded::new(P::AtomicUsize::new(0))
             })),
         }
     }
@@ -241,10 +254,9 @@ unsafe impl RawRwLock for PercpuRwsem {
     /// percpu_down_read.
     #[inline]
     fn lock_shared(&self) -> ReadHold<usize> {
-        let slot = current_slot();
-        if self.read_attempt(slot) {
-            stats::count(Event::AcquireRead, 1);
-        } else {
+        P::might_sleep();
+        let slot = current_slot::<P>();
+        if !self.read_attempt(slot) {
             self.lock_shared_slow(slot);
         }
         ReadHold::Shared(slot)
@@ -253,10 +265,8 @@ unsafe impl RawRwLock for PercpuRwsem {
     /// percpu_down_read_trylock.
     #[inline]
     fn try_lock_shared(&self) -> Option<ReadHold<usize>> {
-        let slot = current_slot();
-        let taken = self.read_attempt(slot);
-        Request::Read.count_try(taken);
-        taken.then_some(ReadHold::Shared(slot))
+        let slot = current_slot::<P>();
+        self.read_attempt(slot).then_some(ReadHold::Shared(slot))
     }
 
     /// No critical-reader path: `lock_shared`.
@@ -280,13 +290,12 @@ unsafe impl RawRwLock for PercpuRwsem {
     /// `block`) and one read of every slot: the revocation cost grows with SLOTS.
     #[inline]
     fn lock_exclusive(&self) {
+        P::might_sleep();
         if !self.queue.try_take(Hold::Flagged) {
             return self.lock_exclusive_slow();
         }
-        if self.drained() {
-            stats::count(Event::AcquireWrite, 1);
-        } else {
-            self.drain_slow(SpinWait::begin(Request::Write));
+        if !self.drained() {
+            self.drain_slow(SpinWait::begin(Mode::Write));
         }
     }
 
@@ -299,7 +308,6 @@ unsafe impl RawRwLock for PercpuRwsem {
                 self.release_exclusive();
                 false
             });
-        Request::Write.count_try(taken);
         taken.then_some(())
     }
 
@@ -339,12 +347,12 @@ mod tests {
 
     #[test]
     fn slots_are_cache_padded_apart() {
-        assert!(std::mem::size_of::<CachePadded<AtomicUsize>>() >= 64);
+        assert!(std::mem::size_of::<CachePadded<std::sync::atomic::AtomicUsize>>() >= 64);
     }
 
     #[test]
     fn a_thread_reads_through_one_slot_and_leaves_it_clean() {
-        let lock = PercpuRwsem::new();
+        let lock = <PercpuRwsem>::new();
         let first = lock.lock_shared();
         let second = lock.lock_shared();
         assert_eq!(first, second, "one thread, one slot");
@@ -363,7 +371,7 @@ mod tests {
 
     #[test]
     fn failed_write_try_unblocks_readers() {
-        let lock = PercpuRwsem::new();
+        let lock = <PercpuRwsem>::new();
         let read = lock.lock_shared();
         assert!(lock.try_lock_exclusive().is_none());
         assert!(!lock.state().blocked);

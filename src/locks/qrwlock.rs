@@ -32,12 +32,13 @@
 //! `wait_lock` nobody can be `WAITING`; `LOCKED` is set only from 0 or from
 //! exactly `WAITING`, so a writer never holds alongside a reader.
 
+use super::platform::{AtomicInt, Native, Ordering, Platform};
 use super::qspinlock::{Hold, McsSpinlock};
+use super::raw::KindInfo;
 use super::read_hold::ReadHold;
-use super::shim::{AtomicU32, Ordering};
-use super::spin_wait::{Request, SpinWait};
-use super::stats::{self, Event};
+use super::spin_wait::SpinWait;
 use super::{LockKind, RawRwLock};
+use crate::mode::Mode;
 
 /// _QW_LOCKED: a writer holds the lock.
 const LOCKED: u32 = 0xff;
@@ -91,20 +92,20 @@ impl QrwlockState {
 
 /// The fair queued rwlock.
 #[derive(Debug)]
-pub struct Qrwlock {
-    cnts: AtomicU32,
+pub struct Qrwlock<P: Platform = Native> {
+    cnts: P::AtomicU32,
     /// FIFO of slow-path readers and writers (the kernel's wait_lock).
-    wait_lock: McsSpinlock,
+    wait_lock: McsSpinlock<P>,
 }
 
-impl Qrwlock {
+impl<P: Platform> Qrwlock<P> {
     /// A snapshot of the count word, for tests and reports (racy by nature).
     pub fn state(&self) -> QrwlockState {
         QrwlockState::from_cnts(self.cnts.load(Ordering::Relaxed))
     }
 
     /// The internal queue lock, for tests and reports (who is queued).
-    pub fn wait_queue(&self) -> &McsSpinlock {
+    pub fn wait_queue(&self) -> &McsSpinlock<P> {
         &self.wait_lock
     }
 
@@ -124,7 +125,7 @@ impl Qrwlock {
     /// queued_read_lock_slowpath (process context).
     #[cold]
     fn lock_shared_slow(&self) {
-        let mut wait = SpinWait::begin(Request::Read);
+        let mut wait = SpinWait::<P>::begin(Mode::Read);
         // Step 1: take back the fast path's reader, so it does not hold up a
         // waiting writer while we queue.
         self.cnts.fetch_sub(READER, Ordering::Relaxed);
@@ -144,7 +145,7 @@ impl Qrwlock {
     /// queued_write_lock_slowpath.
     #[cold]
     fn lock_exclusive_slow(&self) {
-        let mut wait = SpinWait::begin(Request::Write);
+        let mut wait = SpinWait::<P>::begin(Mode::Write);
         // Step 1: queue FIFO behind every earlier slow-path reader and writer.
         self.wait_lock.acquire(&mut wait, Hold::Plain);
         // Step 2: take it directly if nobody holds it.
@@ -172,29 +173,33 @@ impl Qrwlock {
     }
 }
 
+impl<P: Platform> KindInfo for Qrwlock<P> {
+    const KIND: LockKind = LockKind::Qrwlock;
+    const SHARED_READERS: bool = true;
+    const HAS_DOWNGRADE: bool = false;
+}
+
 // SAFETY: LOCKED is set only from 0 or from exactly WAITING (no reader
 // counted) and cleared only by its holder; a reader keeps its count only if it
 // added it while no writer held (fast path: none held or waited; slow path:
 // LOCKED clear after adding). Queued writers are serialised by wait_lock.
-unsafe impl RawRwLock for Qrwlock {
+unsafe impl<P: Platform> RawRwLock for Qrwlock<P> {
     type ReadToken = ReadHold;
     type WriteToken = ();
-    const KIND: LockKind = LockKind::Qrwlock;
-    const SHARED_READERS: bool = true;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = P;
 
     fn new() -> Self {
         Qrwlock {
-            cnts: AtomicU32::new(0),
+            cnts: P::AtomicU32::new(0),
             wait_lock: McsSpinlock::new(),
         }
     }
 
+    /// read_lock: preemption off, then queued_read_lock.
     #[inline]
     fn lock_shared(&self) -> ReadHold {
-        if self.read_attempt() {
-            stats::count(Event::AcquireRead, 1);
-        } else {
+        P::preempt_disable();
+        if !self.read_attempt() {
             self.lock_shared_slow();
         }
         ReadHold::Shared(())
@@ -203,14 +208,14 @@ unsafe impl RawRwLock for Qrwlock {
     /// queued_read_trylock: only if no writer holds or waits.
     #[inline]
     fn try_lock_shared(&self) -> Option<ReadHold> {
+        P::preempt_disable();
         if reader_may_enter_fast(self.cnts.load(Ordering::Relaxed)) {
             if self.read_attempt() {
-                stats::count(Event::AcquireRead, 1);
                 return Some(ReadHold::Shared(()));
             }
             self.cnts.fetch_sub(READER, Ordering::Relaxed);
         }
-        stats::count(Event::TryFail, 1);
+        P::preempt_enable();
         None
     }
 
@@ -227,17 +232,18 @@ unsafe impl RawRwLock for Qrwlock {
         match token {
             ReadHold::Shared(()) => {
                 self.cnts.fetch_sub(READER, Ordering::Release);
+                P::preempt_enable();
             }
             // SAFETY: a downgraded token is the caller's exclusive hold.
             ReadHold::Exclusive => unsafe { self.unlock_exclusive(()) },
         }
     }
 
+    /// write_lock: preemption off, then queued_write_lock.
     #[inline]
     fn lock_exclusive(&self) {
-        if self.write_attempt() {
-            stats::count(Event::AcquireWrite, 1);
-        } else {
+        P::preempt_disable();
+        if !self.write_attempt() {
             self.lock_exclusive_slow();
         }
     }
@@ -245,8 +251,11 @@ unsafe impl RawRwLock for Qrwlock {
     /// queued_write_trylock.
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
+        P::preempt_disable();
         let taken = writer_may_enter(self.cnts.load(Ordering::Relaxed)) && self.write_attempt();
-        Request::Write.count_try(taken);
+        if !taken {
+            P::preempt_enable();
+        }
         taken.then_some(())
     }
 
@@ -255,6 +264,7 @@ unsafe impl RawRwLock for Qrwlock {
     #[inline]
     unsafe fn unlock_exclusive(&self, _: ()) {
         self.cnts.fetch_sub(LOCKED, Ordering::Release);
+        P::preempt_enable();
     }
 
     /// qrwlock has no write-to-read downgrade: the hold stays exclusive.
@@ -306,7 +316,7 @@ mod tests {
 
     #[test]
     fn failed_tries_and_downgrade_leave_a_clean_word() {
-        let lock = Qrwlock::new();
+        let lock = <Qrwlock>::new();
         lock.lock_exclusive();
         assert!(lock.try_lock_shared().is_none());
         assert!(lock.try_lock_exclusive().is_none());

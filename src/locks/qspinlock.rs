@@ -3,8 +3,8 @@
 //!
 //! Uncontended it is one CAS on the lock word. Contended, each waiter joins a
 //! queue of nodes and polls a flag in its OWN cache-padded node, so a release
-//! disturbs one waiter, not all of them (the constant handoff cost of
-//! DOMAIN.md section 3). Only the queue head polls the lock word, waiting for
+//! disturbs one waiter, not all of them: a handoff costs one line transfer
+//! whatever the number of waiters (Mellor-Crummey and Scott 1991). Only the queue head polls the lock word, waiting for
 //! the holder; on release it claims the lock and makes the next node head.
 //!
 //! As in the kernel, a node is needed only while its owner waits (the holder
@@ -38,10 +38,11 @@
 //!   handoff (or its removal of itself as tail), all inside the owner's slow
 //!   path, so the node may live on the owner's stack.
 
-use super::shim::{AtomicBool, AtomicUsize, Ordering};
-use super::spin_wait::{Request, SpinWait};
-use super::stats;
+use super::platform::{AtomicFlag, AtomicInt, Native, Ordering, Platform};
+use super::raw::KindInfo;
+use super::spin_wait::SpinWait;
 use super::{LockKind, RawRwLock};
+use crate::mode::Mode;
 use crossbeam_utils::CachePadded;
 
 /// Someone holds the lock.
@@ -131,21 +132,21 @@ pub fn claim(word: usize, node: usize) -> Claim {
 
 /// A waiter's queue node (the kernel's struct mcs_spinlock).
 #[derive(Debug)]
-struct Node {
+struct Node<P: Platform> {
     /// The next waiter's node, linked by that waiter after it became the tail.
-    next: AtomicUsize,
+    next: P::AtomicUsize,
     /// Set by the predecessor when this waiter becomes the queue head (the
     /// kernel's `mcs->locked`).
-    head: AtomicBool,
+    head: P::AtomicBool,
 }
 
 /// The MCS queue spinlock. Tokens are `()`: the holder needs no node.
 #[derive(Debug)]
-pub struct McsSpinlock {
-    word: AtomicUsize,
+pub struct McsSpinlock<P: Platform = Native> {
+    word: P::AtomicUsize,
 }
 
-impl McsSpinlock {
+impl<P: Platform> McsSpinlock<P> {
     /// A snapshot of the state, for tests and reports (racy by nature).
     pub fn state(&self) -> McsState {
         McsState::from_word(self.word.load(Ordering::Relaxed))
@@ -173,7 +174,7 @@ impl McsSpinlock {
     /// percpu-rwsem's queue): counts nothing itself, its polls go to the
     /// caller's `wait`.
     #[inline]
-    pub(crate) fn acquire(&self, wait: &mut SpinWait, hold: Hold) {
+    pub(crate) fn acquire(&self, wait: &mut SpinWait<P>, hold: Hold) {
         if !self.try_take(hold) {
             self.lock_queued(wait, hold);
         }
@@ -185,31 +186,31 @@ impl McsSpinlock {
         self.word.fetch_sub(hold.bits(), Ordering::Release);
     }
 
+    /// spin_lock: preemption off, then the lock.
     #[inline]
-    fn lock(&self, request: Request) {
-        if self.try_take(Hold::Plain) {
-            stats::count(request.granted(), 1);
-        } else {
-            self.lock_slow(request);
+    fn lock(&self, mode: Mode) {
+        P::preempt_disable();
+        if !self.try_take(Hold::Plain) {
+            self.lock_slow(mode);
         }
     }
 
     #[cold]
-    fn lock_slow(&self, request: Request) {
-        let mut wait = SpinWait::begin(request);
+    fn lock_slow(&self, mode: Mode) {
+        let mut wait = SpinWait::<P>::begin(mode);
         self.lock_queued(&mut wait, Hold::Plain);
         wait.granted();
     }
 
     /// queued_spin_lock_slowpath without the pending bit.
     #[cold]
-    fn lock_queued(&self, wait: &mut SpinWait, hold: Hold) {
+    fn lock_queued(&self, wait: &mut SpinWait<P>, hold: Hold) {
         // Step 1: a node on this stack frame (the kernel's per-CPU qnode).
-        let node = CachePadded::new(Node {
-            next: AtomicUsize::new(0),
-            head: AtomicBool::new(false),
+        let node = CachePadded::new(Node::<P> {
+            next: P::AtomicUsize::new(0),
+            head: P::AtomicBool::new(false),
         });
-        let me = &*node as *const Node as usize;
+        let me = &*node as *const Node<P> as usize;
         // Step 2: one more try before queueing, as the kernel does.
         if self.try_take(hold) {
             return;
@@ -222,7 +223,7 @@ impl McsSpinlock {
             // SAFETY: `prev` was the tail, so its owner is in this function
             // between Step 3 and Step 7; it cannot return before it reads this
             // link (its Step 6 CAS fails: the tail is now us), so its node is alive.
-            unsafe { &*(prev as *const Node) }
+            unsafe { &*(prev as *const Node<P>) }
                 .next
                 .store(me, Ordering::Release);
             while !node.head.load(Ordering::Acquire) {
@@ -258,7 +259,7 @@ impl McsSpinlock {
         };
         // SAFETY: the next waiter polls its node in Step 4 until this store;
         // after it, neither of us touches the other's node.
-        unsafe { &*(next as *const Node) }
+        unsafe { &*(next as *const Node<P>) }
             .head
             .store(true, Ordering::Release);
     }
@@ -282,65 +283,80 @@ impl McsSpinlock {
         }
     }
 
+    /// spin_trylock.
     #[inline]
-    fn try_lock(&self, request: Request) -> Option<()> {
+    fn try_lock(&self) -> Option<()> {
+        P::preempt_disable();
         let taken =
             may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take(Hold::Plain);
-        request.count_try(taken);
+        if !taken {
+            P::preempt_enable();
+        }
         taken.then_some(())
     }
+
+    /// spin_unlock: release, then preemption back on.
+    #[inline]
+    fn unlock(&self) {
+        self.release(Hold::Plain);
+        P::preempt_enable();
+    }
+}
+
+impl<P: Platform> KindInfo for McsSpinlock<P> {
+    const KIND: LockKind = LockKind::Qspinlock;
+    const SHARED_READERS: bool = false;
+    const HAS_DOWNGRADE: bool = false;
 }
 
 // SAFETY: LOCKED is set by exactly one thread at a time (a CAS from 0, or the
 // queue head when no one else may set it) and cleared only by the holder's
 // release. Shared requests take the same exclusive path.
-unsafe impl RawRwLock for McsSpinlock {
+unsafe impl<P: Platform> RawRwLock for McsSpinlock<P> {
     type ReadToken = ();
     type WriteToken = ();
-    const KIND: LockKind = LockKind::Qspinlock;
-    const SHARED_READERS: bool = false;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = P;
 
     fn new() -> Self {
         McsSpinlock {
-            word: AtomicUsize::new(0),
+            word: P::AtomicUsize::new(0),
         }
     }
 
     #[inline]
     fn lock_shared(&self) {
-        self.lock(Request::Read)
+        self.lock(Mode::Read)
     }
 
     #[inline]
     fn try_lock_shared(&self) -> Option<()> {
-        self.try_lock(Request::Read)
+        self.try_lock()
     }
 
     /// A spinlock has no reader path to be unfair on: the exclusive path.
     #[inline]
     fn lock_shared_critical(&self) {
-        self.lock(Request::Read)
+        self.lock(Mode::Read)
     }
 
     #[inline]
     unsafe fn unlock_shared(&self, _: ()) {
-        self.release(Hold::Plain)
+        self.unlock()
     }
 
     #[inline]
     fn lock_exclusive(&self) {
-        self.lock(Request::Write)
+        self.lock(Mode::Write)
     }
 
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        self.try_lock(Request::Write)
+        self.try_lock()
     }
 
     #[inline]
     unsafe fn unlock_exclusive(&self, _: ()) {
-        self.release(Hold::Plain)
+        self.unlock()
     }
 
     /// No downgrade: the hold stays exclusive.
@@ -390,13 +406,13 @@ mod tests {
     #[test]
     fn nodes_are_cache_padded_apart() {
         // The claim each waiter polls its own line rests on this.
-        assert!(std::mem::align_of::<CachePadded<Node>>() >= 64);
-        assert_eq!(std::mem::align_of::<CachePadded<Node>>() & HELD, 0);
+        assert!(std::mem::align_of::<CachePadded<Node<Native>>>() >= 64);
+        assert_eq!(std::mem::align_of::<CachePadded<Node<Native>>>() & HELD, 0);
     }
 
     #[test]
     fn try_lock_fails_while_held_and_release_frees() {
-        let lock = McsSpinlock::new();
+        let lock = <McsSpinlock>::new();
         lock.lock_exclusive();
         assert!(lock.try_lock_shared().is_none());
         assert!(lock.state().locked);

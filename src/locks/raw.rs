@@ -9,8 +9,17 @@
 //! Exclusive-only kinds (spinlock, qspinlock, mutex) take the exclusive path for
 //! every shared request, exactly as the kernel did before the rmap locks became
 //! reader-writer locks.
+//!
+//! What a kind is, as opposed to what it does, is [`KindInfo`]: constants a
+//! kind chosen at compile time has, and a lock whose kind is chosen at run
+//! time ([`super::AnyLock`]) answers by value instead.
+//!
+//! A raw lock counts only its own mechanism's events (slow-path entries,
+//! spins, sleeps, handoffs, steals, wake batches); acquisitions by mode, failed
+//! tries and downgrades are counted once, by the guard layer above it.
 
 use super::LockKind;
+use super::platform::Platform;
 
 /// A raw reader-writer lock.
 ///
@@ -24,14 +33,8 @@ pub unsafe trait RawRwLock: Send + Sync + Sized + 'static {
     type ReadToken;
     /// Proof of an exclusive hold, consumed by [`RawRwLock::unlock_exclusive`].
     type WriteToken;
-
-    /// The name the CLI uses for this kind.
-    const KIND: LockKind;
-    /// Whether shared holders can be inside together (false for exclusive-only kinds).
-    const SHARED_READERS: bool;
-    /// Whether [`RawRwLock::downgrade`] is the kind's own atomic write-to-read
-    /// conversion (rw_semaphore's `downgrade_write`), rather than "stay exclusive".
-    const HAS_DOWNGRADE: bool;
+    /// The machine this lock's words and waits live on.
+    type Platform: Platform;
 
     /// An unlocked lock.
     fn new() -> Self;
@@ -61,10 +64,22 @@ pub unsafe trait RawRwLock: Send + Sync + Sized + 'static {
     unsafe fn unlock_exclusive(&self, token: Self::WriteToken);
 
     /// downgrade_write: turn an exclusive hold into a shared one without a window
-    /// in which another writer could enter. Kinds without `HAS_DOWNGRADE` keep the
-    /// hold exclusive (which is still correct, just not concurrent).
+    /// in which another writer could enter. Kinds without
+    /// [`KindInfo::HAS_DOWNGRADE`] keep the hold exclusive (which is still
+    /// correct, just not concurrent).
     ///
     /// # Safety
     /// `token` came from this lock.
     unsafe fn downgrade(&self, token: Self::WriteToken) -> Self::ReadToken;
+}
+
+/// What a kind chosen at compile time is.
+pub trait KindInfo {
+    /// The name the CLI uses for this kind.
+    const KIND: LockKind;
+    /// Whether shared holders can be inside together (false for exclusive-only kinds).
+    const SHARED_READERS: bool;
+    /// Whether [`RawRwLock::downgrade`] is the kind's own atomic write-to-read
+    /// conversion (rw_semaphore's `downgrade_write`), rather than "stay exclusive".
+    const HAS_DOWNGRADE: bool;
 }

@@ -4,8 +4,8 @@
 //! Spinning and reader-preferring: a reader gets in whenever no writer HOLDS
 //! the lock. A waiting writer leaves no trace in the lock word (the x86 code
 //! undid its `subl RW_LOCK_BIAS` and polled), so readers keep entering past it
-//! and a steady stream of overlapping readers starves writers indefinitely
-//! (DOMAIN.md section 3). That is the behaviour this kind exists to show.
+//! and a steady stream of overlapping readers starves writers indefinitely.
+//! That is the behaviour this kind exists to show.
 //!
 //! The x86 code counted down from RW_LOCK_BIAS; this word counts up, which
 //! grants exactly the same: a read attempt adds a reader and succeeds iff no
@@ -31,11 +31,12 @@
 //! only from 0. Waiting writers are not in the word at all; for tests and
 //! reports only, [`RwlockT::writers_spinning`] counts them beside it.
 
+use super::platform::{AtomicInt, Native, Ordering, Platform};
+use super::raw::KindInfo;
 use super::read_hold::ReadHold;
-use super::shim::{AtomicU32, Ordering};
-use super::spin_wait::{Request, SpinWait};
-use super::stats::{self, Event};
+use super::spin_wait::SpinWait;
 use super::{LockKind, RawRwLock};
+use crate::mode::Mode;
 
 /// A writer holds the lock.
 const WRITER: u32 = 1 << 31;
@@ -71,15 +72,15 @@ impl RwlockState {
 
 /// The 2.6-era reader-preferring spinning rwlock_t.
 #[derive(Debug)]
-pub struct RwlockT {
-    word: AtomicU32,
+pub struct RwlockT<P: Platform = Native> {
+    word: P::AtomicU32,
     /// Writers in their slow path. Not part of rwlock_t (whose waiting writers
     /// are invisible, the reason they starve); kept beside the word so tests
     /// and reports can see a starved writer. Touched only by contended writers.
-    writers_spinning: AtomicU32,
+    writers_spinning: P::AtomicU32,
 }
 
-impl RwlockT {
+impl<P: Platform> RwlockT<P> {
     /// A snapshot of the state, for tests and reports (racy by nature).
     pub fn state(&self) -> RwlockState {
         RwlockState::from_word(self.word.load(Ordering::Relaxed))
@@ -106,7 +107,7 @@ impl RwlockT {
     /// __read_lock_failed.
     #[cold]
     fn lock_shared_slow(&self) {
-        let mut wait = SpinWait::begin(Request::Read);
+        let mut wait = SpinWait::<P>::begin(Mode::Read);
         loop {
             // Step 1: take back the failed attempt's reader, so the writer's
             // release leaves a clean word.
@@ -127,7 +128,7 @@ impl RwlockT {
     /// arrive meanwhile get in first.
     #[cold]
     fn lock_exclusive_slow(&self) {
-        let mut wait = SpinWait::begin(Request::Write);
+        let mut wait = SpinWait::<P>::begin(Mode::Write);
         // Step 1: count ourselves as spinning (tests and reports only).
         self.writers_spinning.fetch_add(1, Ordering::Relaxed);
         loop {
@@ -145,29 +146,33 @@ impl RwlockT {
     }
 }
 
+impl<P: Platform> KindInfo for RwlockT<P> {
+    const KIND: LockKind = LockKind::Rwlock;
+    const SHARED_READERS: bool = true;
+    const HAS_DOWNGRADE: bool = false;
+}
+
 // SAFETY: WRITER is set only by a CAS from 0 (no holder of either kind) and
 // cleared only by its holder; a reader keeps its increment only if WRITER was
 // clear when it added it, and a writer cannot set WRITER while any reader
 // increment is in the word.
-unsafe impl RawRwLock for RwlockT {
+unsafe impl<P: Platform> RawRwLock for RwlockT<P> {
     type ReadToken = ReadHold;
     type WriteToken = ();
-    const KIND: LockKind = LockKind::Rwlock;
-    const SHARED_READERS: bool = true;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = P;
 
     fn new() -> Self {
         RwlockT {
-            word: AtomicU32::new(0),
-            writers_spinning: AtomicU32::new(0),
+            word: P::AtomicU32::new(0),
+            writers_spinning: P::AtomicU32::new(0),
         }
     }
 
+    /// read_lock: preemption off, then one attempt, polling if a writer holds.
     #[inline]
     fn lock_shared(&self) -> ReadHold {
-        if self.read_attempt() {
-            stats::count(Event::AcquireRead, 1);
-        } else {
+        P::preempt_disable();
+        if !self.read_attempt() {
             self.lock_shared_slow();
         }
         ReadHold::Shared(())
@@ -176,12 +181,12 @@ unsafe impl RawRwLock for RwlockT {
     /// read_trylock: one attempt, taken back on failure.
     #[inline]
     fn try_lock_shared(&self) -> Option<ReadHold> {
+        P::preempt_disable();
         if self.read_attempt() {
-            stats::count(Event::AcquireRead, 1);
             return Some(ReadHold::Shared(()));
         }
         self.word.fetch_sub(READER, Ordering::Relaxed);
-        stats::count(Event::TryFail, 1);
+        P::preempt_enable();
         None
     }
 
@@ -197,25 +202,29 @@ unsafe impl RawRwLock for RwlockT {
         match token {
             ReadHold::Shared(()) => {
                 self.word.fetch_sub(READER, Ordering::Release);
+                P::preempt_enable();
             }
             // SAFETY: a downgraded token is the caller's exclusive hold.
             ReadHold::Exclusive => unsafe { self.unlock_exclusive(()) },
         }
     }
 
+    /// write_lock: preemption off, then one attempt, polling if anyone holds.
     #[inline]
     fn lock_exclusive(&self) {
-        if self.write_attempt() {
-            stats::count(Event::AcquireWrite, 1);
-        } else {
+        P::preempt_disable();
+        if !self.write_attempt() {
             self.lock_exclusive_slow();
         }
     }
 
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
+        P::preempt_disable();
         let taken = self.write_attempt();
-        Request::Write.count_try(taken);
+        if !taken {
+            P::preempt_enable();
+        }
         taken.then_some(())
     }
 
@@ -224,6 +233,7 @@ unsafe impl RawRwLock for RwlockT {
     #[inline]
     unsafe fn unlock_exclusive(&self, _: ()) {
         self.word.fetch_sub(WRITER, Ordering::Release);
+        P::preempt_enable();
     }
 
     /// rwlock_t has no write-to-read downgrade: the hold stays exclusive.
@@ -266,7 +276,7 @@ mod tests {
 
     #[test]
     fn failed_try_leaves_no_trace() {
-        let lock = RwlockT::new();
+        let lock = <RwlockT>::new();
         lock.lock_exclusive();
         assert!(lock.try_lock_shared().is_none());
         assert_eq!(lock.state().readers, 0);
@@ -277,7 +287,7 @@ mod tests {
 
     #[test]
     fn downgrade_keeps_it_exclusive_until_unlock_shared() {
-        let lock = RwlockT::new();
+        let lock = <RwlockT>::new();
         lock.lock_exclusive();
         // SAFETY: held just above.
         let token = unsafe { lock.downgrade(()) };

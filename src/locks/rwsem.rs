@@ -38,7 +38,8 @@
 //! WakeBatch/ReaderWoken count reader batches; Steal counts writers and
 //! readers that took the lock while others waited.
 
-use super::shim::{self, Ordering};
+use super::platform::{AtomicInt, Native, Ordering, Platform};
+use super::raw::KindInfo;
 use super::stats::{self, Event};
 use super::stealing::{
     self, Core, FIRST_OUT, FIRST_PARKED, HANDOFF, LOCK_MASK, Policy, READER_BIAS, WAITERS,
@@ -103,11 +104,11 @@ enum Refused {
 }
 
 /// Today's rw_semaphore. See the module doc.
-pub struct Rwsem {
-    core: Core<RwsemPolicy>,
+pub struct Rwsem<P: Platform = Native> {
+    core: Core<P, RwsemPolicy>,
 }
 
-impl Rwsem {
+impl<P: Platform> Rwsem<P> {
     /// Threads parked on this lock now.
     pub fn queued(&self) -> usize {
         self.core.queue().len()
@@ -157,7 +158,7 @@ impl Rwsem {
     #[cold]
     fn lock_shared_slow(&self, critical: bool) {
         stats::count(Event::ContendedRead, 1);
-        let t0 = shim::now_ns();
+        let t0 = P::now_ns();
         // Step 1: without the queue lock (rwsem_down_read_slowpath's lock
         // stealing), then Step 2 again under it, queuing if still refused.
         let entered = self.enter_or(critical, Refused::GiveUp).or_else(|| {
@@ -184,7 +185,7 @@ impl Rwsem {
             // Fast-path condition on a retry, or granted by a waker.
             Some((Entry::Fast, _)) | None => {}
         }
-        stats::record_wait(shim::now_ns().saturating_sub(t0));
+        stats::note_wait(P::now_ns().saturating_sub(t0));
     }
 }
 
@@ -192,23 +193,28 @@ impl Rwsem {
 // state without holders (or by a waker granting a parked writer, same CAS),
 // readers are added only while WRITER_LOCKED is clear, and tokens come only
 // from those successful acquisitions.
-unsafe impl RawRwLock for Rwsem {
-    type ReadToken = ();
-    type WriteToken = ();
+impl<P: Platform> KindInfo for Rwsem<P> {
     const KIND: LockKind = LockKind::Rwsem;
     const SHARED_READERS: bool = true;
     const HAS_DOWNGRADE: bool = true;
+}
+
+unsafe impl<P: Platform> RawRwLock for Rwsem<P> {
+    type ReadToken = ();
+    type WriteToken = ();
+    type Platform = P;
 
     fn new() -> Self {
         Rwsem { core: Core::new() }
     }
 
+    /// down_read: might_sleep(), then the fast path.
     #[inline]
     fn lock_shared(&self) {
+        P::might_sleep();
         if !self.read_fast() {
             self.lock_shared_slow(false);
         }
-        stats::count(Event::AcquireRead, 1);
     }
 
     /// down_read_trylock: fails whenever anyone waits.
@@ -223,22 +229,18 @@ unsafe impl RawRwLock for Rwsem {
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => {
-                    stats::count(Event::AcquireRead, 1);
-                    return Some(());
-                }
+                Ok(_) => return Some(()),
                 Err(now) => s = now,
             }
         }
-        stats::count(Event::TryFail, 1);
         None
     }
 
     fn lock_shared_critical(&self) {
+        P::might_sleep();
         if !self.read_fast() {
             self.lock_shared_slow(true);
         }
-        stats::count(Event::AcquireRead, 1);
     }
 
     /// up_read: the last reader out wakes the first waiter.
@@ -250,25 +252,20 @@ unsafe impl RawRwLock for Rwsem {
         }
     }
 
+    /// down_write: might_sleep(), then the fast path.
     #[inline]
     fn lock_exclusive(&self) {
+        P::might_sleep();
         if !self.core.try_lock_idle() {
             stats::count(Event::ContendedWrite, 1);
             self.core.lock_write_slow();
         }
-        stats::count(Event::AcquireWrite, 1);
     }
 
     /// down_write_trylock: only from an idle word.
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        if self.core.try_lock_idle() {
-            stats::count(Event::AcquireWrite, 1);
-            Some(())
-        } else {
-            stats::count(Event::TryFail, 1);
-            None
-        }
+        self.core.try_lock_idle().then_some(())
     }
 
     #[inline]
@@ -279,7 +276,6 @@ unsafe impl RawRwLock for Rwsem {
     /// downgrade_write: one atomic step from writer to reader, then wake the
     /// queued readers if a reader is first.
     unsafe fn downgrade(&self, _token: ()) {
-        stats::count(Event::Downgrade, 1);
         let old = self
             .core
             .state()

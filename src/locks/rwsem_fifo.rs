@@ -36,7 +36,8 @@
 //! Instrumentation: every grant by a waker counts one Handoff (FIFO grant);
 //! reader grants also count WakeBatch and ReaderWoken.
 
-use super::shim::{self, AtomicUsize, Ordering};
+use super::platform::{AtomicInt, Native, Ordering, Platform};
+use super::raw::KindInfo;
 use super::stats::{self, Event};
 use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, WakeType, Woken};
 use super::{LockKind, RawRwLock};
@@ -125,12 +126,12 @@ pub fn grant_on_release(queue: &[Mode], wake_type: WakeType) -> Grant {
 }
 
 /// The 2007 rw_semaphore. See the module doc.
-pub struct RwsemFifo {
-    state: AtomicUsize,
-    queue: WaitQueue,
+pub struct RwsemFifo<P: Platform = Native> {
+    state: P::AtomicUsize,
+    queue: WaitQueue<P>,
 }
 
-impl RwsemFifo {
+impl<P: Platform> RwsemFifo<P> {
     /// Threads parked on this lock now.
     pub fn queued(&self) -> usize {
         self.queue.len()
@@ -197,7 +198,7 @@ impl RwsemFifo {
     #[cold]
     fn lock_shared_slow(&self, critical: bool) {
         stats::count(Event::ContendedRead, 1);
-        let t0 = shim::now_ns();
+        let t0 = P::now_ns();
         let entered = self.enter_or_park(
             Mode::Read,
             t0,
@@ -207,15 +208,15 @@ impl RwsemFifo {
         if entered.is_some_and(|s| s & WAITERS != 0) {
             stats::count(Event::CriticalPass, 1);
         }
-        stats::record_wait(shim::now_ns().saturating_sub(t0));
+        stats::note_wait(P::now_ns().saturating_sub(t0));
     }
 
     #[cold]
     fn lock_exclusive_slow(&self) {
         stats::count(Event::ContendedWrite, 1);
-        let t0 = shim::now_ns();
+        let t0 = P::now_ns();
         self.enter_or_park(Mode::Write, t0, writer_may_enter, WRITER_LOCKED);
-        stats::record_wait(shim::now_ns().saturating_sub(t0));
+        stats::note_wait(P::now_ns().saturating_sub(t0));
     }
 
     /// Hand the lock to the head of the queue: called with the lock free and
@@ -261,26 +262,31 @@ impl RwsemFifo {
 // SAFETY: WRITER_LOCKED is set only from an idle word (a CAS) or by a waker
 // while the lock is free with waiters, a state no acquisition path accepts;
 // readers are added only while WRITER_LOCKED is clear.
-unsafe impl RawRwLock for RwsemFifo {
-    type ReadToken = ();
-    type WriteToken = ();
+impl<P: Platform> KindInfo for RwsemFifo<P> {
     const KIND: LockKind = LockKind::RwsemFifo;
     const SHARED_READERS: bool = true;
     const HAS_DOWNGRADE: bool = true;
+}
+
+unsafe impl<P: Platform> RawRwLock for RwsemFifo<P> {
+    type ReadToken = ();
+    type WriteToken = ();
+    type Platform = P;
 
     fn new() -> Self {
         RwsemFifo {
-            state: AtomicUsize::new(0),
+            state: P::AtomicUsize::new(0),
             queue: WaitQueue::new(),
         }
     }
 
+    /// down_read: might_sleep(), then the fast path.
     #[inline]
     fn lock_shared(&self) {
+        P::might_sleep();
         if !self.read_fast() {
             self.lock_shared_slow(false);
         }
-        stats::count(Event::AcquireRead, 1);
     }
 
     #[inline]
@@ -293,22 +299,18 @@ unsafe impl RawRwLock for RwsemFifo {
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => {
-                    stats::count(Event::AcquireRead, 1);
-                    return Some(());
-                }
+                Ok(_) => return Some(()),
                 Err(now) => s = now,
             }
         }
-        stats::count(Event::TryFail, 1);
         None
     }
 
     fn lock_shared_critical(&self) {
+        P::might_sleep();
         if !self.read_fast() {
             self.lock_shared_slow(true);
         }
-        stats::count(Event::AcquireRead, 1);
     }
 
     /// up_read: the last reader out hands the lock to the queue head.
@@ -320,8 +322,10 @@ unsafe impl RawRwLock for RwsemFifo {
         }
     }
 
+    /// down_write: might_sleep(), then the fast path.
     #[inline]
     fn lock_exclusive(&self) {
+        P::might_sleep();
         if self
             .state
             .compare_exchange(0, WRITER_LOCKED, Ordering::Acquire, Ordering::Relaxed)
@@ -329,22 +333,14 @@ unsafe impl RawRwLock for RwsemFifo {
         {
             self.lock_exclusive_slow();
         }
-        stats::count(Event::AcquireWrite, 1);
     }
 
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        if self
-            .state
+        self.state
             .compare_exchange(0, WRITER_LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
-        {
-            stats::count(Event::AcquireWrite, 1);
-            Some(())
-        } else {
-            stats::count(Event::TryFail, 1);
-            None
-        }
+            .then_some(())
     }
 
     /// up_write: with waiters, hand the lock to the queue head.
@@ -362,7 +358,6 @@ unsafe impl RawRwLock for RwsemFifo {
     }
 
     unsafe fn downgrade(&self, _token: ()) {
-        stats::count(Event::Downgrade, 1);
         let old = self
             .state
             .fetch_add(READER_BIAS - WRITER_LOCKED, Ordering::Release);

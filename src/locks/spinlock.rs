@@ -5,7 +5,7 @@
 //! waiter polls the one shared word until the "now serving" number reaches its
 //! ticket. A release bumps "now serving", which invalidates the line in every
 //! waiter's cache at once: the `s + c*k/2` handoff cost of Boyd-Wickizer et al.
-//! ("Non-scalable locks are dangerous", 2012; DOMAIN.md section 3).
+//! ("Non-scalable locks are dangerous", 2012).
 //!
 //! # State word (u32)
 //! ```text
@@ -23,10 +23,11 @@
 //! falls off the top of the word, and [`release_delta`] keeps the head's
 //! from spilling into the tail.
 
-use super::shim::{AtomicU32, Ordering};
-use super::spin_wait::{Request, SpinWait};
-use super::stats;
+use super::platform::{AtomicInt, Native, Ordering, Platform};
+use super::raw::KindInfo;
+use super::spin_wait::SpinWait;
 use super::{LockKind, RawRwLock};
+use crate::mode::Mode;
 
 /// One arrival's increment of the word: the next ticket.
 const TICKET: u32 = 1 << 16;
@@ -99,32 +100,33 @@ pub fn release_delta(head: u16) -> u32 {
 
 /// The ticket spinlock. Tokens are `()`: the holder finds its ticket in `head`.
 #[derive(Debug)]
-pub struct TicketSpinlock {
-    word: AtomicU32,
+pub struct TicketSpinlock<P: Platform = Native> {
+    word: P::AtomicU32,
 }
 
-impl TicketSpinlock {
+impl<P: Platform> TicketSpinlock<P> {
     /// A snapshot of the state, for tests and reports (racy by nature).
+    #[inline]
     pub fn state(&self) -> TicketState {
         TicketState::from_word(self.word.load(Ordering::Relaxed))
     }
 
-    /// Take a ticket and wait for it: one atomic add when uncontended.
+    /// spin_lock: preemption off, then take a ticket and wait for it; one
+    /// atomic add when uncontended.
     #[inline]
-    fn acquire(&self, request: Request) {
+    fn acquire(&self, mode: Mode) {
+        P::preempt_disable();
         let before = TicketState::from_word(self.word.fetch_add(TICKET, Ordering::Acquire));
         let (ticket, _) = before.take_ticket();
-        if before.serves(ticket) {
-            stats::count(request.granted(), 1);
-        } else {
-            self.acquire_slow(request, ticket);
+        if !before.serves(ticket) {
+            self.acquire_slow(mode, ticket);
         }
     }
 
     /// Wait for `ticket` to be served.
     #[cold]
-    fn acquire_slow(&self, request: Request, ticket: u16) {
-        let mut wait = SpinWait::begin(request);
+    fn acquire_slow(&self, mode: Mode, ticket: u16) {
+        let mut wait = SpinWait::<P>::begin(mode);
         // Step 1: poll the shared word until our number comes up; every waiter
         // re-reads this one line after each release.
         while !self.state_acquire().serves(ticket) {
@@ -141,7 +143,8 @@ impl TicketSpinlock {
 
     /// arch_spin_trylock: take a ticket only if it would be served at once.
     #[inline]
-    fn try_acquire(&self, request: Request) -> Option<()> {
+    fn try_acquire(&self) -> Option<()> {
+        P::preempt_disable();
         let state = self.state();
         let taken = state.is_free()
             && self
@@ -153,50 +156,57 @@ impl TicketSpinlock {
                     Ordering::Relaxed,
                 )
                 .is_ok();
-        request.count_try(taken);
+        if !taken {
+            P::preempt_enable();
+        }
         taken.then_some(())
     }
 
-    /// Serve the next ticket.
+    /// spin_unlock: serve the next ticket, then preemption back on.
     #[inline]
     fn release(&self) {
         // Only the holder writes `head`, and it read the latest `head` when it
         // acquired, so this relaxed load is exact.
         let head = self.state().head;
         self.word.fetch_add(release_delta(head), Ordering::Release);
+        P::preempt_enable();
     }
+}
+
+impl<P: Platform> KindInfo for TicketSpinlock<P> {
+    const KIND: LockKind = LockKind::Spinlock;
+    const SHARED_READERS: bool = false;
+    const HAS_DOWNGRADE: bool = false;
 }
 
 // SAFETY: one ticket is served at a time and only the served ticket's owner
 // returns from `acquire`; `release` serves the next one. Shared requests take
 // the same exclusive path (SHARED_READERS = false).
-unsafe impl RawRwLock for TicketSpinlock {
+unsafe impl<P: Platform> RawRwLock for TicketSpinlock<P> {
     type ReadToken = ();
     type WriteToken = ();
-    const KIND: LockKind = LockKind::Spinlock;
-    const SHARED_READERS: bool = false;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = P;
 
     fn new() -> Self {
         TicketSpinlock {
-            word: AtomicU32::new(0),
+            word: P::AtomicU32::new(0),
         }
     }
 
     #[inline]
     fn lock_shared(&self) {
-        self.acquire(Request::Read)
+        self.acquire(Mode::Read)
     }
 
     #[inline]
     fn try_lock_shared(&self) -> Option<()> {
-        self.try_acquire(Request::Read)
+        self.try_acquire()
     }
 
     /// A spinlock has no reader path to be unfair on: the exclusive path.
     #[inline]
     fn lock_shared_critical(&self) {
-        self.acquire(Request::Read)
+        self.acquire(Mode::Read)
     }
 
     #[inline]
@@ -206,12 +216,12 @@ unsafe impl RawRwLock for TicketSpinlock {
 
     #[inline]
     fn lock_exclusive(&self) {
-        self.acquire(Request::Write)
+        self.acquire(Mode::Write)
     }
 
     #[inline]
     fn try_lock_exclusive(&self) -> Option<()> {
-        self.try_acquire(Request::Write)
+        self.try_acquire()
     }
 
     #[inline]
@@ -271,7 +281,7 @@ mod tests {
 
     #[test]
     fn lock_wraps_past_65536_tickets() {
-        let lock = TicketSpinlock::new();
+        let lock = <TicketSpinlock>::new();
         for _ in 0..70_000 {
             lock.lock_exclusive();
             // SAFETY: held just above.

@@ -1,12 +1,19 @@
 //! Lock instrumentation: per-thread counters cheap enough to leave on.
 //!
-//! Every kind reports through [`count`] and [`record_wait`]; nothing here is
-//! shared between threads while a run is going, so counting costs a thread-local
-//! add and no cache-line traffic (the object of study is the lock's own line).
-//! The engine tags which lock class the current thread is acquiring with
-//! [`set_class`] (anon_vma root, i_mmap, mmap_lock), and drains each thread's
-//! figures with [`take`] when the thread finishes.
+//! Every kind reports through [`count`] and [`note_wait`]; nothing here is
+//! shared between threads while a run is going, so counting costs a
+//! thread-local add and no cache-line traffic (the object of study is the
+//! lock's own line). The guard layer ([`super::guard`]) tags which lock class
+//! the current thread is acquiring ([`set_class`]: anon_vma root, i_mmap,
+//! mmap_lock), counts acquisitions by mode, and after each release records
+//! the waits noted meanwhile, so no histogram insert happens inside a
+//! critical section. Engines drain each thread's figures with [`take`].
+//!
+//! "Thread" is the execution context: a real thread by default, or, while an
+//! engine that multiplexes simulated threads on one OS thread runs one of
+//! them inside [`installed`], that simulated thread's own [`ThreadStats`].
 
+use crate::mode::Mode;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
@@ -137,42 +144,123 @@ impl LockStats {
     }
 }
 
+/// What one thread accumulates: its figures, the class it is acquiring, and
+/// the waits noted since its last release.
+#[derive(Debug, Default)]
+pub struct ThreadStats {
+    class: usize,
+    stats: LockStats,
+    /// (class, ns) of slow-path waits not yet in a histogram.
+    pending: Vec<(usize, u64)>,
+}
+
+impl ThreadStats {
+    /// Record the pending waits and hand over everything, leaving zeroes.
+    pub fn take(&mut self) -> LockStats {
+        self.flush_waits();
+        std::mem::take(&mut self.stats)
+    }
+
+    fn flush_waits(&mut self) {
+        for (class, ns) in self.pending.drain(..) {
+            let h = &mut self.stats.classes[class].wait_ns;
+            // `record` grows the auto-resizing histogram; `saturating_record`
+            // alone would clamp every wait to its initial range (about 2 us).
+            // Clamp only if growing failed, so a lock path never panics.
+            if h.record(ns).is_err() {
+                h.saturating_record(ns);
+            }
+        }
+    }
+}
+
 thread_local! {
-    static CLASS: Cell<usize> = const { Cell::new(LockClass::AnonVma as usize) };
-    static LOCAL: RefCell<LockStats> = RefCell::new(LockStats::default());
+    static OWN: RefCell<ThreadStats> = RefCell::new(ThreadStats::default());
+    /// The simulated thread's stats while [`installed`] runs it; null otherwise.
+    static INSTALLED: Cell<*mut ThreadStats> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Run `f` on the current execution context's stats.
+#[inline]
+fn with<R>(f: impl FnOnce(&mut ThreadStats) -> R) -> R {
+    let installed = INSTALLED.with(Cell::get);
+    if installed.is_null() {
+        OWN.with(|own| f(&mut own.borrow_mut()))
+    } else {
+        // SAFETY: `installed` set it from a `&mut ThreadStats` that outlives
+        // the closure it runs, and neither that closure's caller nor any other
+        // thread touches the stats meanwhile; `f` never calls back in here.
+        f(unsafe { &mut *installed })
+    }
+}
+
+/// Run `f` with `stats` as the current thread's stats: for an engine that
+/// runs many simulated threads on this OS thread, around each resumption of
+/// one of them. Restores the previous context afterwards, also on unwind.
+pub fn installed<R>(stats: &mut ThreadStats, f: impl FnOnce() -> R) -> R {
+    struct Restore(*mut ThreadStats);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INSTALLED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(INSTALLED.with(|c| c.replace(stats)));
+    f()
 }
 
 /// Tag the lock class the current thread's next acquisitions belong to.
 #[inline]
 pub fn set_class(class: LockClass) {
-    CLASS.with(|c| c.set(class as usize));
+    with(|t| t.class = class as usize);
 }
 
 /// Count `n` occurrences of `ev` for the current thread and class.
 #[inline]
 pub fn count(ev: Event, n: u64) {
-    let class = CLASS.with(|c| c.get());
-    LOCAL.with(|s| s.borrow_mut().classes[class].counts[ev as usize] += n);
+    with(|t| t.stats.classes[t.class].counts[ev as usize] += n);
 }
 
-/// Record one slow-path wait of `ns` nanoseconds.
+/// A slow-path wait of `ns` nanoseconds just ended in a grant: remembered
+/// now, put in the histogram by the next [`flush_waits`] (after the release).
 #[inline]
-pub fn record_wait(ns: u64) {
-    let class = CLASS.with(|c| c.get());
-    LOCAL.with(|s| {
-        let h = &mut s.borrow_mut().classes[class].wait_ns;
-        // `record` grows the auto-resizing histogram; `saturating_record` alone
-        // would clamp every wait to its initial range (about 2 us). Clamp only if
-        // growing failed, so a lock path never panics.
-        if h.record(ns).is_err() {
-            h.saturating_record(ns);
+pub fn note_wait(ns: u64) {
+    with(|t| t.pending.push((t.class, ns)));
+}
+
+/// Record the waits noted since the last flush: the guard layer calls it
+/// after every release, outside the critical section.
+#[inline]
+pub fn flush_waits() {
+    with(|t| {
+        if !t.pending.is_empty() {
+            t.flush_waits();
         }
     });
 }
 
 /// Drain the current thread's figures (leaving zeroes behind).
 pub fn take() -> LockStats {
-    LOCAL.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    with(ThreadStats::take)
+}
+
+impl Event {
+    /// Counted when a request of `mode` is granted.
+    #[inline]
+    pub fn acquired(mode: Mode) -> Event {
+        match mode {
+            Mode::Read => Event::AcquireRead,
+            Mode::Write => Event::AcquireWrite,
+        }
+    }
+
+    /// Counted when a request of `mode` leaves the fast path.
+    #[inline]
+    pub fn contended(mode: Mode) -> Event {
+        match mode {
+            Mode::Read => Event::ContendedRead,
+            Mode::Write => Event::ContendedWrite,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -184,8 +272,8 @@ mod tests {
         let _ = take();
         set_class(LockClass::IMmap);
         count(Event::AcquireRead, 3);
-        record_wait(1_000);
-        record_wait(5_000_000);
+        note_wait(1_000);
+        note_wait(5_000_000);
         set_class(LockClass::AnonVma);
         count(Event::AcquireRead, 1);
         let s = take();
@@ -210,5 +298,35 @@ mod tests {
         assert_eq!(a.get(Event::Spin), 12);
         assert_eq!(a.wait_ns.len(), 2);
         assert_eq!(a.wait_ns.max(), b.wait_ns.max());
+    }
+
+    #[test]
+    fn a_noted_wait_reaches_the_histogram_only_when_flushed() {
+        let _ = take();
+        set_class(LockClass::AnonVma);
+        note_wait(2_000);
+        with(|t| {
+            assert!(
+                t.stats.classes[0].wait_ns.is_empty(),
+                "recorded before the flush"
+            )
+        });
+        flush_waits();
+        with(|t| assert_eq!(t.stats.classes[0].wait_ns.len(), 1));
+        let _ = take();
+    }
+
+    #[test]
+    fn installed_stats_take_the_counts_and_the_thread_gets_its_own_back() {
+        let _ = take();
+        let mut sim = ThreadStats::default();
+        installed(&mut sim, || {
+            set_class(LockClass::MmapLock);
+            count(Event::Sleep, 2);
+        });
+        count(Event::Sleep, 5);
+        assert_eq!(sim.take().class(LockClass::MmapLock).get(Event::Sleep), 2);
+        // The thread's own class was never changed by the installed context.
+        assert_eq!(take().class(LockClass::AnonVma).get(Event::Sleep), 5);
     }
 }

@@ -46,7 +46,7 @@
 //!   lock is held, or HANDOFF is set (the free lock is then reserved and the
 //!   wake that reserved it, or the out-of-queue writer, is still to come).
 
-use super::shim::{self, AtomicUsize, Ordering};
+use super::platform::{AtomicInt, Ordering, Platform};
 use super::stats::{self, Event};
 use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, WakeType, Woken, picked};
 use std::cell::Cell;
@@ -74,10 +74,6 @@ pub const MAX_READERS_WAKEUP: usize = 0x100;
 // lock, for at most this long. 25 us is rwsem.c's own cap for spinning on a
 // reader-owned lock (rwsem_rspin_threshold), reused so the two bounds agree.
 pub const WRITER_SPIN_NS: u64 = 25_000;
-
-/// Spinners look at the clock once every this many iterations (rwsem.c
-/// `rwsem_optimistic_spin`: "check time threshold once every 16 iterations").
-pub const SPIN_CLOCK_EVERY: u64 = 16;
 
 /// When a kind's first waiter is starved: from then on the free lock is
 /// reserved for it (HANDOFF).
@@ -207,26 +203,26 @@ enum Head {
 }
 
 /// State word + wait queue, generic over the starvation policy.
-pub(crate) struct Core<P: Policy> {
-    state: AtomicUsize,
-    queue: WaitQueue,
-    _policy: PhantomData<fn() -> P>,
+pub(crate) struct Core<P: Platform, Pol: Policy> {
+    state: P::AtomicUsize,
+    queue: WaitQueue<P>,
+    _policy: PhantomData<fn() -> Pol>,
 }
 
-impl<P: Policy> Core<P> {
+impl<P: Platform, Pol: Policy> Core<P, Pol> {
     pub(crate) fn new() -> Self {
         Core {
-            state: AtomicUsize::new(0),
+            state: P::AtomicUsize::new(0),
             queue: WaitQueue::new(),
             _policy: PhantomData,
         }
     }
 
-    pub(crate) fn state(&self) -> &AtomicUsize {
+    pub(crate) fn state(&self) -> &P::AtomicUsize {
         &self.state
     }
 
-    pub(crate) fn queue(&self) -> &WaitQueue {
+    pub(crate) fn queue(&self) -> &WaitQueue<P> {
         &self.queue
     }
 
@@ -259,7 +255,7 @@ impl<P: Policy> Core<P> {
     /// The write slow path: spin, queue, and if woken to compete, lead.
     #[cold]
     pub(crate) fn lock_write_slow(&self) {
-        let t0 = shim::now_ns();
+        let t0 = P::now_ns();
         // Step 1: optimistic spinning: take the lock if it frees up soon,
         // ahead of any queue (rwsem_optimistic_spin, mutex_optimistic_spin).
         if !self.spin_then_take(Claim::Steal) {
@@ -299,14 +295,16 @@ impl<P: Policy> Core<P> {
                 _ => {}
             }
         }
-        stats::record_wait(shim::now_ns().saturating_sub(t0));
+        stats::note_wait(P::now_ns().saturating_sub(t0));
     }
 
     /// Spin while the holder is expected to let go soon, taking the lock when
     /// it frees on the terms of `claim`. Returns whether it took the lock.
     fn spin_then_take(&self, claim: Claim) -> bool {
         let first = claim == Claim::AsFirst;
-        let start = shim::now_ns();
+        // rwsem_optimistic_spin spins with preemption disabled.
+        P::preempt_disable();
+        let start = P::now_ns();
         let mut spins = 0u64;
         let took = loop {
             let s = self.state.load(Ordering::Relaxed);
@@ -338,13 +336,14 @@ impl<P: Policy> Core<P> {
                 break false;
             };
             spins += 1;
-            if spins.is_multiple_of(SPIN_CLOCK_EVERY)
-                && shim::now_ns().saturating_sub(start) > budget
+            if spins.is_multiple_of(P::SPINS_PER_CLOCK_READ)
+                && P::now_ns().saturating_sub(start) > budget
             {
                 break false;
             }
-            shim::spin_hint();
+            P::spin_hint_until(start + budget);
         };
+        P::preempt_enable();
         stats::count(Event::Spin, spins);
         took
     }
@@ -370,7 +369,7 @@ impl<P: Policy> Core<P> {
             // Lost the race: a stealer holds the lock.
             lost += 1;
             if s & HANDOFF == 0
-                && P::starved(req.waited_ns(shim::now_ns()), lost)
+                && Pol::starved(req.waited_ns(P::now_ns()), lost)
                 && self
                     .state
                     .compare_exchange(s, s | HANDOFF, Ordering::Relaxed, Ordering::Relaxed)
@@ -448,13 +447,13 @@ impl<P: Policy> Core<P> {
     /// Wake the out-of-queue first waiter: grant it the lock if it is starved
     /// or the lock is reserved, else let it compete.
     fn wake_first(&self) {
-        let now = shim::now_ns();
+        let now = P::now_ns();
         // Written by the pick, read by the commit and afterwards.
         let outcome = Cell::new(Woken::Retry);
         self.queue.wake(
             Slot::First,
             |req| {
-                let starved = P::starved(req.waited_ns(now), 0);
+                let starved = Pol::starved(req.waited_ns(now), 0);
                 let mut s = self.state.load(Ordering::Relaxed);
                 loop {
                     let (new, pick, told) = match first_writer_verdict(s, starved) {
@@ -499,7 +498,7 @@ impl<P: Policy> Core<P> {
     /// [`WakeType::ReadOwned`] wake only grants readers.
     #[cold]
     pub(crate) fn wake_queue(&self, wake_type: WakeType) {
-        let now = shim::now_ns();
+        let now = P::now_ns();
         // Written by the pick, read by the commit and afterwards.
         let head = Cell::new(Head::Undecided);
         let batch = Cell::new(reader_batch());
@@ -517,7 +516,7 @@ impl<P: Policy> Core<P> {
                         (WakeType::ReadOwned, Mode::Write) => Head::Nothing,
                         (WakeType::ReadOwned, Mode::Read) => Head::Readers { counted: 0 },
                         (WakeType::Any, _) => {
-                            self.judge_head(req, P::starved(req.waited_ns(now), 0))
+                            self.judge_head(req, Pol::starved(req.waited_ns(now), 0))
                         }
                     };
                     head.set(decided);

@@ -9,30 +9,30 @@
 //!
 //! [`ReaderBatch`] is the one definition of "which queued readers one wake-up
 //! takes", used by both rw_semaphore eras. Decisions take plain values
-//! ([`Mode`], [`Req`], state words), so a discrete-event simulator can feed them
-//! its own queue (see [`picked`]).
+//! ([`Mode`], [`Req`], state words), so tests can feed them a queue of their
+//! own (see [`picked`]).
 //!
-//! Protocol every user follows (STACK.md, "Sleeping locks on parking_lot_core"):
-//! a lock's WAITERS bit is set only inside `validate` and cleared only inside a
-//! wake's commit, both under the queue lock, so it is set exactly while the
-//! queue is non-empty; and `validate` never parks on a state in which nobody is
-//! bound to wake it (it takes a free lock instead of setting WAITERS on it).
+//! Protocol every user follows: a lock's WAITERS bit is set only inside
+//! `validate` and cleared only inside a wake's commit, both under the queue
+//! lock, so it is set exactly while the queue is non-empty; and `validate`
+//! never parks on a state in which nobody is bound to wake it (it takes a free
+//! lock instead of setting WAITERS on it). The race this rules out was seen in
+//! a trial: load state == 0, another thread locks and unlocks, then a stale CAS
+//! 0 -> WAITERS succeeds on a free lock and nobody ever wakes the parker.
 
-use super::shim::{self, AtomicUsize, FilterOp, Ordering, ParkResult, ParkToken, UnparkToken};
+use super::platform::{
+    AtomicInt, FilterOp, Native, Ordering, ParkResult, ParkToken, Platform, UnparkResult,
+    UnparkToken,
+};
 use super::stats::{self, Event};
-
-/// What a queued thread asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Read,
-    Write,
-}
+pub use crate::mode::Mode;
+use std::marker::PhantomData;
 
 /// One queued request as the decisions see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Req {
     pub mode: Mode,
-    /// When it entered the slow path, in microseconds of [`shim::now_ns`]:
+    /// When it entered the slow path, in microseconds of [`Platform::now_ns`]:
     /// coarse on purpose, it only has to resolve the 4 ms rwsem handoff
     /// timeout (the kernel uses jiffies, 1-4 ms).
     pub since_us: u64,
@@ -154,22 +154,25 @@ pub struct Wake {
 }
 
 /// A lock's wait queue: two parking keys derived from this struct's address,
-/// and the number of threads parked on them.
+/// and the number of threads parked on them (the kernel's wait list, beside
+/// the count word).
 #[derive(Debug)]
-pub struct WaitQueue {
-    parked: AtomicUsize,
+pub struct WaitQueue<P: Platform = Native> {
+    parked: P::AtomicUsize,
+    _platform: PhantomData<P>,
 }
 
-impl Default for WaitQueue {
+impl<P: Platform> Default for WaitQueue<P> {
     fn default() -> Self {
         WaitQueue::new()
     }
 }
 
-impl WaitQueue {
-    pub fn new() -> WaitQueue {
+impl<P: Platform> WaitQueue<P> {
+    pub fn new() -> WaitQueue<P> {
         WaitQueue {
-            parked: AtomicUsize::new(0),
+            parked: P::AtomicUsize::new(0),
+            _platform: PhantomData,
         }
     }
 
@@ -186,7 +189,7 @@ impl WaitQueue {
     /// `address + 1` is never another lock's key (parking_lot's own RwLock
     /// uses the same trick).
     fn key(&self, slot: Slot) -> usize {
-        self as *const WaitQueue as usize + slot as usize
+        self as *const WaitQueue<P> as usize + slot as usize
     }
 
     /// Park on `slot` unless `validate` (run under the queue lock) refuses.
@@ -202,18 +205,9 @@ impl WaitQueue {
             park
         };
         // SAFETY: the key is this queue's own address (+ slot), used by no
-        // other parking; `validate` and the no-op callbacks neither unwind nor
-        // call into parking_lot_core.
-        let result = unsafe {
-            shim::park(
-                self.key(slot),
-                validate,
-                || {},
-                |_, _| {},
-                req.token(),
-                None,
-            )
-        };
+        // other parking; `validate` neither unwinds nor calls into the parking
+        // functions.
+        let result = unsafe { P::park(self.key(slot), validate, req.token()) };
         match result {
             ParkResult::Unparked(token) => {
                 stats::count(Event::Sleep, 1);
@@ -242,7 +236,7 @@ impl WaitQueue {
             }
             p.into()
         };
-        let callback = |r: shim::UnparkResult| {
+        let callback = |r: UnparkResult| {
             commit(Wake {
                 taken: r.unparked_threads,
                 more: r.have_more_threads,
@@ -251,7 +245,7 @@ impl WaitQueue {
         };
         // SAFETY: as in `park`; `filter` and `callback` must not unwind (a
         // documented obligation on `pick` and `commit`).
-        unsafe { shim::unpark_filter(self.key(slot), filter, callback) }.unparked_threads
+        unsafe { P::unpark_filter(self.key(slot), filter, callback) }.unparked_threads
     }
 }
 

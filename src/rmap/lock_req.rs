@@ -8,15 +8,9 @@
 //! on `crate::locks`.
 
 use super::ids::{FamilyId, MmId, SpaceId};
+pub use crate::mode::Mode;
 use serde::Serialize;
 use std::fmt;
-
-/// Shared or exclusive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Mode {
-    Read,
-    Write,
-}
 
 /// Which lock: one per mm, one per file, one per anon_vma family (its root).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -4,21 +4,26 @@
 //! would be proven blind.
 
 use super::{Config, End, Role, run_with};
-use crate::locks::{LockKind, RawRwLock};
+use crate::locks::platform::Native;
+use crate::locks::{KindInfo, LockKind, RawRwLock};
 use std::time::Duration;
 
 /// Admits everyone. `SHARED` says which contract it pretends to keep: a
 /// reader-writer lock (true) or an exclusive-only one (false).
 pub struct Busted<const SHARED: bool>;
 
+impl<const SHARED: bool> KindInfo for Busted<SHARED> {
+    const KIND: LockKind = LockKind::Rwlock;
+    const SHARED_READERS: bool = SHARED;
+    const HAS_DOWNGRADE: bool = true;
+}
+
 // SAFETY: deliberately breaks the contract (no exclusion at all). Test-only: it
 // guards no data, only the torture checker's counters, which are atomics.
 unsafe impl<const SHARED: bool> RawRwLock for Busted<SHARED> {
     type ReadToken = ();
     type WriteToken = ();
-    const KIND: LockKind = LockKind::Rwlock;
-    const SHARED_READERS: bool = SHARED;
-    const HAS_DOWNGRADE: bool = true;
+    type Platform = Native;
     fn new() -> Self {
         Busted
     }

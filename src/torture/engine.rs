@@ -15,8 +15,9 @@
 use super::check::{Occupancy, Seen};
 use super::config::{Config, Role};
 use super::gate::Gate;
+use crate::locks::platform::Native;
 use crate::locks::stats::{self, LockClass, LockStats};
-use crate::locks::{LockKind, LockVisitor, RawRwLock};
+use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock, RwLock};
 use crate::metrics::{self, PerThread, ThreadCtx};
 use crate::{Error, Result};
 use hdrhistogram::Histogram;
@@ -118,21 +119,21 @@ impl Outcome {
 
 /// Run `cfg` on a lock of `cfg.kind`.
 pub fn run(cfg: &Config) -> Result<Outcome> {
-    cfg.kind.dispatch(Run(cfg))
+    cfg.kind.dispatch::<Native, _>(Run(cfg))
 }
 
 struct Run<'a>(&'a Config);
 
 impl LockVisitor for Run<'_> {
     type Output = Result<Outcome>;
-    fn visit<L: RawRwLock>(self) -> Result<Outcome> {
+    fn visit<L: RawRwLock + KindInfo>(self) -> Result<Outcome> {
         run_with::<L>(self.0)
     }
 }
 
 /// Run `cfg` on a lock of type `L` (`cfg.kind` is ignored): tests use it for
 /// locks that are not kinds, such as the busted negative control.
-pub fn run_with<L: RawRwLock>(cfg: &Config) -> Result<Outcome> {
+pub fn run_with<L: RawRwLock + KindInfo>(cfg: &Config) -> Result<Outcome> {
     let roles = cfg.thread_roles();
     let shared = Arc::new(Shared::<L>::new(cfg, roles.len()));
     let gate = Arc::new(Gate::default());
@@ -151,7 +152,7 @@ pub fn run_with<L: RawRwLock>(cfg: &Config) -> Result<Outcome> {
 
 /// Start one thread per role entry. If the OS refuses one, release those
 /// already waiting (they see the stop flag at once) and report.
-fn spawn_all<L: RawRwLock>(
+fn spawn_all<L: RawRwLock + KindInfo>(
     shared: &Arc<Shared<L>>,
     gate: &Arc<Gate>,
     roles: &[Role],
@@ -197,7 +198,7 @@ fn await_threads(handles: &[JoinHandle<ThreadEnd>], window: Duration) {
 }
 
 /// Gather every thread's figures; threads not finished by now are left running.
-fn collect<L: RawRwLock>(
+fn collect<L: RawRwLock + KindInfo>(
     shared: &Shared<L>,
     cfg: &Config,
     roles: Vec<Role>,
@@ -246,8 +247,8 @@ fn collect<L: RawRwLock>(
 }
 
 /// What every thread shares: the lock under test and the checker beside it.
-struct Shared<L> {
-    lock: L,
+struct Shared<L: RawRwLock> {
+    lock: RwLock<L, ()>,
     occupancy: Occupancy,
     stop: AtomicBool,
     /// [TAKEN, FAILS] per thread, readable while threads run.
@@ -264,10 +265,10 @@ struct ThreadEnd {
     ctx: ThreadCtx,
 }
 
-impl<L: RawRwLock> Shared<L> {
+impl<L: RawRwLock + KindInfo> Shared<L> {
     fn new(cfg: &Config, threads: usize) -> Self {
         Shared {
-            lock: L::new(),
+            lock: RwLock::new(()),
             occupancy: Occupancy::default(),
             stop: AtomicBool::new(false),
             counts: PerThread::new(threads),
@@ -309,28 +310,26 @@ impl<L: RawRwLock> Shared<L> {
     }
 
     fn read_once(&self, critical: bool, acquire_ns: &mut Histogram<u64>) -> Seen {
-        let token = timed(acquire_ns, || {
+        let guard = timed(acquire_ns, || {
             if critical {
-                self.lock.lock_shared_critical()
+                self.lock.read_critical()
             } else {
-                self.lock.lock_shared()
+                self.lock.read()
             }
         });
         let seen = self.occupancy.enter_read(L::SHARED_READERS);
         udelay(self.load);
         let seen = seen.and(self.occupancy.exit_read(L::SHARED_READERS));
-        // SAFETY: the token came from this lock and is released once.
-        unsafe { self.lock.unlock_shared(token) };
+        drop(guard);
         seen
     }
 
     fn write_once(&self, acquire_ns: &mut Histogram<u64>) -> Seen {
-        let token = timed(acquire_ns, || self.lock.lock_exclusive());
+        let guard = timed(acquire_ns, || self.lock.write());
         let seen = self.occupancy.enter_write();
         udelay(self.load);
         let seen = seen.and(self.occupancy.exit_write());
-        // SAFETY: the token came from this lock and is released once.
-        unsafe { self.lock.unlock_exclusive(token) };
+        drop(guard);
         seen
     }
 
@@ -340,17 +339,15 @@ impl<L: RawRwLock> Shared<L> {
         if !L::HAS_DOWNGRADE {
             return self.write_once(acquire_ns);
         }
-        let token = timed(acquire_ns, || self.lock.lock_exclusive());
+        let guard = timed(acquire_ns, || self.lock.write());
         let seen = self.occupancy.enter_write();
         udelay(self.load);
         let seen = seen.and(self.occupancy.write_to_read());
-        // SAFETY: the token came from this lock and is consumed here.
-        let token = unsafe { self.lock.downgrade(token) };
+        let guard = guard.downgrade();
         let seen = seen.and(self.occupancy.check_read(L::SHARED_READERS));
         udelay(self.load);
         let seen = seen.and(self.occupancy.exit_read(L::SHARED_READERS));
-        // SAFETY: the read token came from this lock's downgrade, released once.
-        unsafe { self.lock.unlock_shared(token) };
+        drop(guard);
         seen
     }
 }

@@ -4,20 +4,25 @@
 
 use super::engine::MIN_WINDOW;
 use super::{Config, End, Role, run_with};
-use crate::locks::{LockKind, RawRwLock};
+use crate::locks::platform::Native;
+use crate::locks::{KindInfo, LockKind, RawRwLock};
 use std::time::{Duration, Instant};
 
 /// Readers pass freely; a writer parks forever (costing no CPU while the rest
 /// of the test binary runs).
 pub struct Hung;
 
+impl KindInfo for Hung {
+    const KIND: LockKind = LockKind::RwsemFifo;
+    const SHARED_READERS: bool = true;
+    const HAS_DOWNGRADE: bool = false;
+}
+
 // SAFETY: no writer ever holds it, so readers sharing it keep the contract.
 unsafe impl RawRwLock for Hung {
     type ReadToken = ();
     type WriteToken = ();
-    const KIND: LockKind = LockKind::RwsemFifo;
-    const SHARED_READERS: bool = true;
-    const HAS_DOWNGRADE: bool = false;
+    type Platform = Native;
     fn new() -> Self {
         Hung
     }

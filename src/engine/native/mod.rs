@@ -17,7 +17,8 @@ pub mod summary;
 
 use crate::Result;
 use crate::engine::RunConfig;
-use crate::locks::{LockVisitor, RawRwLock};
+use crate::locks::platform::Native as Platform;
+use crate::locks::{KindInfo, LockVisitor, RawRwLock};
 use crate::model::WorldSpec;
 use crate::report::RunReport;
 use crate::rmap::ids::MmId;
@@ -32,17 +33,17 @@ use std::time::Instant;
 /// Run `cfg` on real threads.
 pub fn run(cfg: &RunConfig) -> Result<RunReport> {
     let (rmap_kind, _) = cfg.kinds();
-    rmap_kind.dispatch(Native { cfg })
+    rmap_kind.dispatch::<Platform, _>(NativeRun { cfg })
 }
 
-struct Native<'a> {
+struct NativeRun<'a> {
     cfg: &'a RunConfig,
 }
 
-impl LockVisitor for Native<'_> {
+impl LockVisitor for NativeRun<'_> {
     type Output = Result<RunReport>;
 
-    fn visit<L: RawRwLock>(self) -> Result<RunReport> {
+    fn visit<L: RawRwLock + KindInfo>(self) -> Result<RunReport> {
         let cfg = self.cfg;
         let spec = &cfg.model.world;
         let world = World::build_with(spec, capacity(cfg));

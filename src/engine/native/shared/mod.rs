@@ -64,7 +64,6 @@
 //! fault: drop READ, take WRITE, re-check the vma, prepare, then downgrade to
 //! READ for the fault itself.
 
-mod domain;
 mod fault;
 mod fork;
 mod page_lock;
@@ -76,21 +75,20 @@ mod walk;
 pub use walk::WalkOutcome;
 
 use crate::locks::stats::LockClass;
-use crate::locks::{AnyLock, LockKind, RawRwLock};
+use crate::locks::{AnyLock, LockKind, RawRwLock, RwLock};
 use crate::rmap::pte::PageTables;
 use crate::rmap::slots::{IdAlloc, SlotTable};
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
-use domain::Domain;
 use page_lock::PageLocks;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
 /// An mm slot: its mmap_lock and the mm (None when free).
-type MmSlot = Domain<AnyLock, Option<Mm>>;
+type MmSlot = RwLock<AnyLock, Option<Mm>>;
 /// A family slot: its root anon_vma lock and the family (None when free).
-type FamilySlot<L> = Domain<L, Option<Family>>;
+type FamilySlot<L> = RwLock<L, Option<Family>>;
 /// A file: its i_mmap_rwsem and its i_mmap tree.
-type SpaceSlot<L> = Domain<L, AddressSpace>;
+type SpaceSlot<L> = RwLock<L, AddressSpace>;
 
 /// Slot allocation, under the tasklist mutex.
 struct Tasklist {
@@ -153,13 +151,13 @@ impl<L: RawRwLock> SharedWorld<L> {
             capacity,
             epoch,
             mmap_kind: mmap_lock,
-            mms: mms.map(|m| Domain::new(AnyLock::new(mmap_lock), LockClass::MmapLock, m)),
+            mms: mms.map(|m| RwLock::with_raw(AnyLock::of(mmap_lock), LockClass::MmapLock, m)),
             page_tables,
             families: families.map(|f| new_family_slot(f)),
             spaces: spaces
                 .into_vec()
                 .into_iter()
-                .map(|s| Domain::new(<L as RawRwLock>::new(), LockClass::IMmap, s))
+                .map(|s| RwLock::with_raw(<L as RawRwLock>::new(), LockClass::IMmap, s))
                 .collect(),
             page_locks: PageLocks::new(pages.capacity(), &file_pages),
             file_pages,
@@ -183,16 +181,16 @@ impl<L: RawRwLock> SharedWorld<L> {
         World {
             va_pages: self.va_pages,
             capacity: self.capacity,
-            mms: self.mms.map(Domain::into_inner),
+            mms: self.mms.map(RwLock::into_inner),
             mm_ids,
             page_tables: self.page_tables,
-            families: self.families.map(Domain::into_inner),
+            families: self.families.map(RwLock::into_inner),
             family_ids,
             spaces: self
                 .spaces
                 .into_vec()
                 .into_iter()
-                .map(Domain::into_inner)
+                .map(RwLock::into_inner)
                 .collect(),
             page_cache: self.page_cache,
             pages: self.pages,
@@ -258,7 +256,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         };
         let kind = self.mmap_kind;
         self.mms.get_or_grow(id.index(), || {
-            Domain::new(AnyLock::new(kind), LockClass::MmapLock, None)
+            RwLock::with_raw(AnyLock::of(kind), LockClass::MmapLock, None)
         });
         self.page_tables.table_or_grow(id);
         Some(id)
@@ -291,5 +289,5 @@ impl<L: RawRwLock> SharedWorld<L> {
 }
 
 fn new_family_slot<L: RawRwLock>(family: Option<Family>) -> FamilySlot<L> {
-    Domain::new(<L as RawRwLock>::new(), LockClass::AnonVma, family)
+    RwLock::with_raw(<L as RawRwLock>::new(), LockClass::AnonVma, family)
 }

@@ -8,16 +8,16 @@
 //! what runs is what the step functions say the kernel takes.
 
 use super::SharedWorld;
-use super::domain::Exclusive;
 use crate::locks::RawRwLock;
+use crate::locks::guard::WriteGuard;
 use crate::rmap::{AddressSpace, Family, LockSet, LockTarget, Mode};
 
 /// The WRITE holds of one step: at most an i_mmap and a family root
 /// (vma_prepare's pair). Fields drop in declaration order: the root first,
 /// then i_mmap, the reverse of acquisition, as vma_complete releases them.
 pub struct StepLocks<'a, L: RawRwLock> {
-    family: Option<Exclusive<'a, L, Option<Family>>>,
-    space: Option<Exclusive<'a, L, AddressSpace>>,
+    family: Option<WriteGuard<'a, L, Option<Family>>>,
+    space: Option<WriteGuard<'a, L, AddressSpace>>,
 }
 
 impl<L: RawRwLock> StepLocks<'_, L> {

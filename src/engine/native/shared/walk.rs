@@ -10,9 +10,8 @@
 //! be mapped.
 
 use super::SharedWorld;
-use super::domain::{Domain, DomainLock};
 use super::page_lock::PageKey;
-use crate::locks::RawRwLock;
+use crate::locks::{RawRwLock, RwLock};
 use crate::metrics::overlap::Hold;
 use crate::rmap::walk::{self, Locked};
 use crate::rmap::{Mapping, PageId, PagePool, WalkResult};
@@ -180,9 +179,9 @@ impl<L: RawRwLock> SharedWorld<L> {
 
     /// Run `f` under `domain`'s read lock, stamping the hold just after the
     /// acquisition and just before the release; None if `try_lock` failed.
-    fn timed_read<K: DomainLock, T>(
+    fn timed_read<K: RawRwLock, T>(
         &self,
-        domain: &Domain<K, T>,
+        domain: &RwLock<K, T>,
         try_lock: bool,
         f: impl FnOnce(&T) -> WalkResult,
     ) -> Option<(WalkResult, Hold)> {

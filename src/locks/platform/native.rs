@@ -1,73 +1,110 @@
-//! What the locks take from the outside world, in one place, so a model checker
-//! can stand in for it.
+//! [`Native`]: the platform of this process's own threads, and under
+//! `--cfg shuttle` (RUSTFLAGS) the model checker's.
 //!
-//! Normally these are std's atomics, a CPU spin hint, parking_lot_core's
-//! park/unpark and a monotonic clock. Under `--cfg shuttle` (RUSTFLAGS), tests
-//! built with `shuttle::check_*` see the same names backed by shuttle's atomics,
-//! a spin loop yields to the checker instead of burning a bounded schedule
-//! (loom's and shuttle's documented requirement for busy-waits), parking is the
-//! model in `park_model` below and the clock is a model clock (see [`now_ns`]).
-//!
-//! The parking contract is parking_lot_core 0.10's, unchanged: one FIFO queue per
-//! key; `validate`, `filter` and `callback` run under that queue's lock; a
-//! thread removed from the queue is woken only after the lock is released.
-//! loom and shuttle cannot see inside parking_lot_core (its futex parking blocks
-//! the checker), hence the model (STACK.md, "Model checking").
+//! Normally: std's atomics, a CPU spin hint, parking_lot_core's park/unpark
+//! and a monotonic clock. Under shuttle, tests built with `shuttle::check_*`
+//! see the same names backed by shuttle's atomics, a spin hint that yields to
+//! the checker instead of burning a bounded schedule (loom's and shuttle's
+//! documented requirement for busy-waits), the parking model in `park_model`
+//! below and a model clock (see [`Native::now_ns`]). loom and shuttle cannot
+//! see inside parking_lot_core (its futex parking blocks the checker), hence
+//! the model.
 
-#[cfg(not(shuttle))]
-pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+use super::{FilterOp, ParkResult, ParkToken, Platform, UnparkResult, UnparkToken};
 
-#[cfg(shuttle)]
-pub use shuttle::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+/// This process's threads (or, under `--cfg shuttle`, the model checker's).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Native;
 
-pub use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, UnparkResult,
-    UnparkToken,
-};
-
-#[cfg(not(shuttle))]
-pub use parking_lot_core::{park, unpark_filter, unpark_one};
-
-#[cfg(shuttle)]
-pub use park_model::{park, unpark_filter, unpark_one};
-
-/// Tell the CPU (or the model checker) that this thread is busy-waiting.
-#[inline(always)]
-pub fn spin_hint() {
+impl Platform for Native {
     #[cfg(not(shuttle))]
-    std::hint::spin_loop();
+    type AtomicBool = std::sync::atomic::AtomicBool;
+    #[cfg(not(shuttle))]
+    type AtomicU32 = std::sync::atomic::AtomicU32;
+    #[cfg(not(shuttle))]
+    type AtomicUsize = std::sync::atomic::AtomicUsize;
     #[cfg(shuttle)]
-    shuttle::thread::yield_now();
-}
+    type AtomicBool = shuttle::sync::atomic::AtomicBool;
+    #[cfg(shuttle)]
+    type AtomicU32 = shuttle::sync::atomic::AtomicU32;
+    #[cfg(shuttle)]
+    type AtomicUsize = shuttle::sync::atomic::AtomicUsize;
 
-/// Nanoseconds on a monotonic clock (since the first call in this process).
-///
-/// Only slow paths read it (enqueue stamps, spin budgets, wait times): a fast
-/// path never pays for a clock read.
-#[cfg(not(shuttle))]
-pub fn now_ns() -> u64 {
-    use std::sync::OnceLock;
-    use std::time::Instant;
-    static START: OnceLock<Instant> = OnceLock::new();
-    // u64 nanoseconds last 584 years.
-    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
+    /// User space: a holder can be preempted, so long spins yield. Under
+    /// shuttle every poll already yields to the checker.
+    const SPINNERS_YIELD: bool = cfg!(not(shuttle));
 
-/// The model clock: every read advances it by [`MODEL_TICK_NS`].
-///
-/// A real clock would make a shuttle schedule unreplayable; a clock that never
-/// moved would hide every time-based path (spin budgets, the rwsem's 4 ms
-/// handoff). Advancing per read makes a waiter "old" after a few observations,
-/// so the checker explores handoff, and it bounds every timed spin.
-#[cfg(shuttle)]
-pub fn now_ns() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    shuttle::lazy_static! {
-        // Per execution: shuttle drops and re-creates lazy statics each run.
-        static ref CLOCK: AtomicU64 = AtomicU64::new(0);
+    // rwsem.c rwsem_optimistic_spin: "check time threshold once every 16
+    // iterations"; a clock read costs tens of ns here too (vDSO clock_gettime).
+    const SPINS_PER_CLOCK_READ: u64 = 16;
+
+    #[inline(always)]
+    fn spin_hint() {
+        #[cfg(not(shuttle))]
+        std::hint::spin_loop();
+        #[cfg(shuttle)]
+        shuttle::thread::yield_now();
     }
-    CLOCK.fetch_add(MODEL_TICK_NS, Ordering::Relaxed) + MODEL_TICK_NS
+
+    #[inline]
+    fn yield_now() {
+        #[cfg(not(shuttle))]
+        std::thread::yield_now();
+        #[cfg(shuttle)]
+        shuttle::thread::yield_now();
+    }
+
+    /// Nanoseconds since the first call in this process; under shuttle the
+    /// model clock, which every read advances by [`MODEL_TICK_NS`].
+    ///
+    /// A real clock would make a shuttle schedule unreplayable; a clock that
+    /// never moved would hide every time-based path (spin budgets, the
+    /// rwsem's 4 ms handoff). Advancing per read makes a waiter "old" after a
+    /// few observations, so the checker explores handoff, and it bounds every
+    /// timed spin.
+    #[inline]
+    fn now_ns() -> u64 {
+        #[cfg(not(shuttle))]
+        {
+            use std::sync::OnceLock;
+            use std::time::Instant;
+            static START: OnceLock<Instant> = OnceLock::new();
+            // u64 nanoseconds last 584 years.
+            START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+        }
+        #[cfg(shuttle)]
+        {
+            use std::sync::atomic::{AtomicU64, Ordering};
+            shuttle::lazy_static! {
+                // Per execution: shuttle drops and re-creates lazy statics each run.
+                static ref CLOCK: AtomicU64 = AtomicU64::new(0);
+            }
+            CLOCK.fetch_add(MODEL_TICK_NS, Ordering::Relaxed) + MODEL_TICK_NS
+        }
+    }
+
+    #[inline]
+    unsafe fn park(key: usize, validate: impl FnOnce() -> bool, token: ParkToken) -> ParkResult {
+        // SAFETY: forwarded caller contract.
+        unsafe { imp::park(key, validate, || {}, |_, _| {}, token, None) }
+    }
+
+    #[inline]
+    unsafe fn unpark_filter(
+        key: usize,
+        filter: impl FnMut(ParkToken) -> FilterOp,
+        callback: impl FnOnce(UnparkResult) -> UnparkToken,
+    ) -> UnparkResult {
+        // SAFETY: forwarded caller contract.
+        unsafe { imp::unpark_filter(key, filter, callback) }
+    }
 }
+
+#[cfg(not(shuttle))]
+use parking_lot_core as imp;
+
+#[cfg(shuttle)]
+use park_model as imp;
 
 /// How far one read moves the model clock: 250 us, so a waiter reaches the
 /// rwsem's 4 ms handoff age after 16 reads (a few slow paths), and one read
@@ -160,27 +197,6 @@ mod park_model {
         }
     }
 
-    /// As `parking_lot_core::unpark_one`.
-    ///
-    /// # Safety
-    /// Same contract as parking_lot_core's.
-    pub unsafe fn unpark_one(
-        key: usize,
-        callback: impl FnOnce(UnparkResult) -> UnparkToken,
-    ) -> UnparkResult {
-        let mut queue = QUEUE.lock().expect("model queue is never poisoned");
-        let mut result = UnparkResult::default();
-        let woken: Vec<Waiter> = match queue.iter().position(|w| w.key == key) {
-            Some(i) => queue.remove(i).into_iter().collect(),
-            None => Vec::new(),
-        };
-        result.unparked_threads = woken.len();
-        result.have_more_threads = queue.iter().any(|w| w.key == key);
-        let token = callback(result);
-        deliver(queue, woken, token);
-        result
-    }
-
     /// As `parking_lot_core::unpark_filter`.
     ///
     /// # Safety
@@ -219,8 +235,9 @@ mod park_model {
 
     #[cfg(test)]
     mod tests {
-        use super::super::{AtomicUsize, Ordering};
         use super::*;
+        use shuttle::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
 
         const KEY: usize = 0x1000;
 
@@ -277,7 +294,13 @@ mod park_model {
                     };
                     assert_eq!(seen, vec![0, 1, 2]);
                     assert_eq!((r.unparked_threads, r.have_more_threads), (2, true));
-                    let r = unsafe { unpark_one(KEY, |r| UnparkToken(10 + r.unparked_threads)) };
+                    let r = unsafe {
+                        unpark_filter(
+                            KEY,
+                            |_| FilterOp::Unpark,
+                            |r| UnparkToken(10 + r.unparked_threads),
+                        )
+                    };
                     assert_eq!((r.unparked_threads, r.have_more_threads), (1, false));
                     let got: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
                     assert_eq!(
