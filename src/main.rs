@@ -29,6 +29,8 @@ enum Command {
     Compare(cli::compare::Args),
     /// Join the shard folders of one sweep into one folder with results and plots.
     Merge(cli::merge::Args),
+    /// Measure this machine and write a machine profile for the simulator.
+    Calibrate(cli::calibrate::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => cli::plot::run(args),
         Command::Compare(args) => cli::compare::run(args),
         Command::Merge(args) => cli::merge::run(args),
+        Command::Calibrate(args) => cli::calibrate::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 //! Each turns arguments into a config for the layer below and hands printing to
 //! `report`; none formats figures itself.
 
+pub mod calibrate;
 pub mod compare;
 pub mod duration;
 pub mod inspect;

@@ -4,8 +4,10 @@
 //! usage error (exit status 2); nothing here panics on any input.
 //!
 //! Sections: `[world]` ([`WorldSpec`]), `[workload]` ([`WorkloadSpec`]) and
-//! `[memory]` ([`MemorySpec`]).
+//! `[memory]` ([`MemorySpec`]). Machine profiles for the simulator
+//! (`models/machines/*.toml`) are read the same way by [`machine`].
 
+pub mod machine;
 mod overrides;
 pub mod schema;
 pub mod workload;
@@ -16,6 +18,7 @@ pub use world::{KeyError, Shape, WorldSpec};
 
 use crate::{Error, Result};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 
 /// A loaded, validated model.
@@ -44,7 +47,7 @@ impl Model {
 }
 
 /// The one-line usage error for `file`.
-fn key_error(file: &Path, e: KeyError) -> Error {
+pub(crate) fn key_error(file: &Path, e: KeyError) -> Error {
     Error::usage(format!(
         "{}: {}: {} (allowed: {})",
         file.display(),
@@ -63,7 +66,27 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
     for set in overrides {
         overrides::apply(&mut table, set).map_err(|e| key_error(path, e))?;
     }
-    let raw: RawModel = serde_path_to_error::deserialize(table).map_err(|e| {
+    let raw: RawModel = typed(path, table, schema::allowed)?;
+    raw.world.validate().map_err(|e| key_error(path, e))?;
+    raw.workload
+        .validate(raw.world.files)
+        .map_err(|e| key_error(path, e))?;
+    raw.memory.validate().map_err(|e| key_error(path, e))?;
+    Ok(Model {
+        world: raw.world,
+        workload: raw.workload,
+        memory: raw.memory,
+    })
+}
+
+/// Type a checked table as `T`; a missing key, a wrong type or an unknown key
+/// becomes one line naming the dotted key and what `allowed` says it takes.
+pub(crate) fn typed<T: DeserializeOwned>(
+    path: &Path,
+    table: toml::Table,
+    allowed: impl Fn(&str) -> String,
+) -> Result<T> {
+    serde_path_to_error::deserialize(table).map_err(|e| {
         let mut key = e.path().to_string();
         let inner = e.into_inner();
         let message = inner.message().to_string();
@@ -78,7 +101,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
                 format!("{key}.{field}")
             };
         }
-        let allowed = schema::allowed(&key);
+        let allowed = allowed(&key);
         key_error(
             path,
             KeyError {
@@ -87,21 +110,11 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
                 allowed,
             },
         )
-    })?;
-    raw.world.validate().map_err(|e| key_error(path, e))?;
-    raw.workload
-        .validate(raw.world.files)
-        .map_err(|e| key_error(path, e))?;
-    raw.memory.validate().map_err(|e| key_error(path, e))?;
-    Ok(Model {
-        world: raw.world,
-        workload: raw.workload,
-        memory: raw.memory,
     })
 }
 
 /// Parse TOML text; a syntax error becomes one line with its position.
-fn parse(path: &Path, text: &str) -> Result<toml::Table> {
+pub(crate) fn parse(path: &Path, text: &str) -> Result<toml::Table> {
     text.parse::<toml::Table>().map_err(|e| {
         let at = e.span().map_or(String::from("syntax"), |span| {
             let before = &text[..span.start.min(text.len())];

@@ -5,6 +5,7 @@
 //! anon_vma family and per file, one mmap_lock per mm), and every role's
 //! threads run over it ([`storm`]) until the duration is up.
 
+pub mod calibrate;
 pub mod ctx;
 pub mod memory;
 pub mod pin;

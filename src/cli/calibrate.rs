@@ -1,0 +1,188 @@
+//! `rmap-storm calibrate [--out FILE] [--trials N] [--quick] [--model M]
+//! [--set K=V]... [--base PROFILE]`: measure this machine and write a machine
+//! profile for the simulator.
+//!
+//! The measurements are in [`crate::engine::native::calibrate`]; keys it does
+//! not measure are copied from `--base` with a comment saying so. Everything
+//! that can be checked is checked before the first measurement, so bad input
+//! (an unwritable `--out`, a bad base profile or model) is one line and exit 2
+//! with nothing written; the profile is then written whole or not at all.
+
+use crate::engine::native::calibrate::{self, Calibration, Figure, Plan};
+use crate::model::{self, machine};
+use crate::sweep::store::{temp_path, write_atomic};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Most trials per figure: past this the noise of a shared machine, not the
+/// count, limits the median.
+const MAX_TRIALS: i64 = 1000;
+
+/// Measure this machine (atomics, cache-line ping-pong, futex wake and
+/// switch, the native world's walk) and write a machine profile.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Where to write the profile (whole or not at all).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "models/machines/local.toml"
+    )]
+    pub out: PathBuf,
+    /// Trials per figure; each figure is their median.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 7,
+        allow_negative_numbers = true
+    )]
+    pub trials: i64,
+    /// A twentieth of the work per trial (seconds instead of tens of seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// The model whose native world the per-vma walk cost is measured in.
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "models/aim7-fork-storm.toml"
+    )]
+    pub model: PathBuf,
+    /// Override a model key, e.g. --set world.tasks=1001 (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    pub set: Vec<String>,
+    /// The profile every key calibrate does not measure is copied from.
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        default_value = "models/machines/default.toml"
+    )]
+    pub base: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if !(1..=MAX_TRIALS).contains(&args.trials) {
+        return Err(Error::usage(format!(
+            "--trials: {} is out of range (allowed: 1..={MAX_TRIALS})",
+            args.trials
+        )));
+    }
+    let base = machine::load(&args.base)?;
+    let model = model::load(&args.model, &args.set)?;
+    check_writable(&args.out)?;
+    let plan = Plan {
+        trials: args.trials as usize,
+        quick: args.quick,
+    };
+    let cal = calibrate::measure(&plan, &model.world)?;
+    let base_name = args.base.display().to_string();
+    let (profile, notes) = cal.profile(&base, &base_name);
+    let header = format!(
+        "Written by `rmap-storm calibrate`{} on {}, {} CPUs ({}).\n\
+         Topology: this machine's online CPUs as one die. Keys marked \"copied\"\n\
+         come from {base_name} unchanged; the others were measured here.",
+        if args.quick { " --quick" } else { "" },
+        calibrate::cpu_model(),
+        cal.cpus.len(),
+        cpu_list(&cal.cpus),
+    );
+    let text = profile.render(&header, |key| notes.get(key).cloned().unwrap_or_default());
+    write_atomic(&args.out, text.as_bytes())?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(table(&cal, &args.out).as_bytes())
+        .map_err(|e| Error::failed(format!("stdout: {e}")))
+}
+
+/// Fail now, before minutes of measuring, if `out` cannot be written: its
+/// folder must exist and take a new file, and `out` must not be a folder.
+/// The probe file is the temp name the atomic write uses, removed at once.
+fn check_writable(out: &Path) -> Result<()> {
+    let bad = |why: String| {
+        Error::usage(format!(
+            "--out {}: {why} (allowed: a file path in an existing, writable folder)",
+            out.display()
+        ))
+    };
+    if out.is_dir() {
+        return Err(bad("is a folder".into()));
+    }
+    let probe = temp_path(out);
+    std::fs::File::create(&probe).map_err(|e| bad(format!("cannot be written: {e}")))?;
+    std::fs::remove_file(&probe).map_err(|e| bad(format!("cannot be written: {e}")))
+}
+
+fn cpu_list(cpus: &[usize]) -> String {
+    let ids: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    format!("CPU {}", ids.join(", "))
+}
+
+/// Every figure as `name  median unit  (min..max over N trials)  what`, then
+/// where the profile went.
+fn table(cal: &Calibration, out: &Path) -> String {
+    let two = |f: &Option<Figure>| f.clone();
+    let rows: Vec<(&str, Option<Figure>, String)> = vec![
+        (
+            "atomic_rmw",
+            Some(cal.atomic.clone()),
+            "uncontended LOCK XADD -> cache.atomic_ns".into(),
+        ),
+        (
+            "pause",
+            Some(cal.pause.clone()),
+            "one spin_loop() (PAUSE) -> cache.pause_ns".into(),
+        ),
+        (
+            "syscall",
+            Some(cal.syscall.clone()),
+            "getppid(2) -> work.syscall_ns".into(),
+        ),
+        (
+            "line_pingpong",
+            two(&cal.pingpong),
+            "half a CAS round trip between 2 CPUs -> cache.die_ns".into(),
+        ),
+        (
+            "handoff_1cpu",
+            Some(cal.handoff_one_cpu.clone()),
+            "futex wake + wait + switch on one CPU -> sched.ctx_switch_ns, sched.wakeup_ns".into(),
+        ),
+        (
+            "handoff_2cpu",
+            two(&cal.handoff_two_cpus),
+            "futex wake of a thread on an idle CPU -> sched.wakeup_idle_ns".into(),
+        ),
+        (
+            "walk_per_vma",
+            Some(cal.walk.clone()),
+            format!(
+                "native page_referenced, {} vmas per walk -> work.vma_visit_ns",
+                cal.walk_vmas
+            ),
+        ),
+    ];
+    let mut text = format!(
+        "calibrate: {}, {} CPUs ({}), medians of {} trials\n",
+        calibrate::cpu_model(),
+        cal.cpus.len(),
+        cpu_list(&cal.cpus),
+        cal.atomic.trials_ns.len()
+    );
+    for (name, fig, what) in rows {
+        let line = match fig {
+            Some(f) => format!(
+                "{name:<14} {:>10.1} ns  ({:.1}..{:.1} ns)  {what}",
+                f.median(),
+                f.min(),
+                f.max()
+            ),
+            None => format!(
+                "{name:<14} {:>10} ns  (needs 2 CPUs: copied from the base profile)  {what}",
+                "-"
+            ),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str(&format!("wrote {}\n", out.display()));
+    text
+}

@@ -1,0 +1,593 @@
+//! Measurements of this machine for `rmap-storm calibrate`: what the
+//! simulator's machine profile needs and real threads can time.
+//!
+//! | figure | how | profile key |
+//! |---|---|---|
+//! | atomic | a loop of uncontended `fetch_add` (LOCK XADD) on one line | `cache.atomic_ns` |
+//! | pause | a loop of `spin_loop()` (PAUSE on x86) | `cache.pause_ns` |
+//! | syscall | a loop of getppid(2), which no libc caches | `work.syscall_ns` |
+//! | ping-pong | two threads pinned to two CPUs advance one counter in turns with CAS; half a round trip moves the line once | `cache.die_ns` |
+//! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
+//! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle | `sched.wakeup_idle_ns` |
+//! | walk | page_referenced of an ancestor page in the model's native world, as benches/rmap.rs times it, per vma visited | `work.vma_visit_ns`, `work.unmap_pte_ns` |
+//!
+//! Each figure is the median of several trials; every trial reports its own
+//! mean per operation, so the spread across trials shows the noise of a
+//! shared machine. Nothing here asserts a time: the figures are what this
+//! machine did.
+
+use crate::engine::native::pin::pin_current_thread;
+use crate::model::WorldSpec;
+use crate::model::machine::MachineProfile;
+use crate::rmap::{MmId, World, pte};
+use crate::{Error, Result};
+use crossbeam_utils::CachePadded;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// A trial that takes longer than this has lost its partner thread (a CPU
+/// that vanished, a pin that did not hold): it fails rather than hangs.
+const TRIAL_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How much to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Trials per figure (the figure is their median).
+    pub trials: usize,
+    /// A twentieth of the work per trial: for tests and a first look.
+    pub quick: bool,
+}
+
+impl Plan {
+    /// Operations per trial for a figure that does `full` in a normal run.
+    fn ops(&self, full: u64) -> u64 {
+        if self.quick { (full / 20).max(1) } else { full }
+    }
+}
+
+/// One measured figure: the per-operation mean of each trial, in ns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub trials_ns: Vec<f64>,
+}
+
+impl Figure {
+    fn sorted(&self) -> Vec<f64> {
+        let mut v = self.trials_ns.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// The median trial (the mean of the middle two for an even count).
+    pub fn median(&self) -> f64 {
+        let v = self.sorted();
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    }
+
+    pub fn min(&self) -> f64 {
+        self.sorted()[0]
+    }
+
+    pub fn max(&self) -> f64 {
+        *self.sorted().last().expect("a figure has trials")
+    }
+}
+
+/// Everything `calibrate` measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibration {
+    /// The CPUs this process may run on; the two-CPU figures use the first two.
+    pub cpus: Vec<usize>,
+    pub atomic: Figure,
+    pub pause: Figure,
+    pub syscall: Figure,
+    /// None on a single CPU.
+    pub pingpong: Option<Figure>,
+    pub handoff_one_cpu: Figure,
+    /// None on a single CPU.
+    pub handoff_two_cpus: Option<Figure>,
+    /// ns per vma visited.
+    pub walk: Figure,
+    /// vmas one walk visits in the model's world.
+    pub walk_vmas: u32,
+}
+
+/// Measure every figure of [`Calibration`] on this machine; `world` is the
+/// model world the walk cost is measured in.
+pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
+    let cpus = allowed_cpus()?;
+    let pair = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
+    let trials = |f: &mut dyn FnMut() -> Result<f64>| -> Result<Figure> {
+        let trials_ns = (0..plan.trials).map(|_| f()).collect::<Result<_>>()?;
+        Ok(Figure { trials_ns })
+    };
+    let atomic = trials(&mut || Ok(atomic_rmw(plan.ops(2_000_000))))?;
+    let pause = trials(&mut || Ok(pause(plan.ops(200_000))))?;
+    let syscall = trials(&mut || Ok(syscall(plan.ops(1_000_000))))?;
+    let pingpong = pair
+        .map(|p| trials(&mut || pingpong(p, plan.ops(200_000))))
+        .transpose()?;
+    let handoff_one_cpu = trials(&mut || handoff((cpus[0], cpus[0]), plan.ops(20_000)))?;
+    let handoff_two_cpus = pair
+        .map(|p| trials(&mut || handoff(p, plan.ops(5_000))))
+        .transpose()?;
+    let walker = Walker::new(world)?;
+    let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(2_000_000))))?;
+    Ok(Calibration {
+        cpus,
+        atomic,
+        pause,
+        syscall,
+        pingpong,
+        handoff_one_cpu,
+        handoff_two_cpus,
+        walk,
+        walk_vmas: walker.vmas,
+    })
+}
+
+fn per_op(elapsed: Duration, ops: u64) -> f64 {
+    elapsed.as_nanos() as f64 / ops as f64
+}
+
+fn atomic_rmw(ops: u64) -> f64 {
+    let line = CachePadded::new(AtomicU64::new(0));
+    let t0 = Instant::now();
+    for _ in 0..ops {
+        black_box(&line).fetch_add(1, Ordering::AcqRel);
+    }
+    per_op(t0.elapsed(), ops)
+}
+
+fn pause(ops: u64) -> f64 {
+    let t0 = Instant::now();
+    for _ in 0..ops {
+        std::hint::spin_loop();
+    }
+    per_op(t0.elapsed(), ops)
+}
+
+fn syscall(ops: u64) -> f64 {
+    let t0 = Instant::now();
+    for _ in 0..ops {
+        // SAFETY: getppid has no preconditions and cannot fail.
+        black_box(unsafe { libc::getppid() });
+    }
+    per_op(t0.elapsed(), ops)
+}
+
+/// The CPUs in this process's affinity mask, in id order.
+fn allowed_cpus() -> Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity(0, ..) fills it for
+    // the calling thread and CPU_ISSET only reads within it.
+    let cpus: Vec<usize> = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(Error::failed(format!(
+                "calibrate: sched_getaffinity: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    };
+    if cpus.is_empty() {
+        return Err(Error::failed("calibrate: this process may run on no CPU"));
+    }
+    Ok(cpus)
+}
+
+/// What two pinned threads share: a start line, a failure flag that stops
+/// both, and the time limit.
+struct Pair {
+    start: Barrier,
+    failed: AtomicBool,
+    deadline: Instant,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        Pair {
+            start: Barrier::new(2),
+            failed: AtomicBool::new(false),
+            deadline: Instant::now() + TRIAL_TIMEOUT,
+        }
+    }
+
+    /// Pin the calling thread to `cpu` and wait for the partner; false if
+    /// either side could not pin.
+    fn ready(&self, cpu: usize) -> bool {
+        if pin_current_thread(cpu).is_err() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        self.start.wait();
+        !self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Whether to give up: the partner failed or time is up (which also
+    /// tells the partner).
+    fn give_up(&self) -> bool {
+        if Instant::now() > self.deadline {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    fn result(&self, what: &str, cpus: (usize, usize), ns: f64) -> Result<f64> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Err(Error::failed(format!(
+                "calibrate: {what} on CPUs {} and {} could not pin both threads or made no progress in {} s",
+                cpus.0,
+                cpus.1,
+                TRIAL_TIMEOUT.as_secs()
+            )));
+        }
+        Ok(ns)
+    }
+}
+
+/// Half a round trip of one cache line between `cpus`: each thread advances
+/// the counter from its own parity with a CAS, so every step moves the line
+/// (in modified state) to the other CPU once.
+fn pingpong(cpus: (usize, usize), rounds: u64) -> Result<f64> {
+    let pair = Pair::new();
+    let line = CachePadded::new(AtomicU64::new(0));
+    let take_turns = |first: u64| {
+        let mut want = first;
+        for _ in 0..rounds {
+            let mut spins = 0u32;
+            while line
+                .compare_exchange(want, want + 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(1 << 12) && pair.give_up() {
+                    return;
+                }
+            }
+            want += 2;
+        }
+    };
+    // Both sides on threads of their own, so the caller's affinity is untouched.
+    let ns = std::thread::scope(|s| {
+        s.spawn(|| {
+            if pair.ready(cpus.1) {
+                take_turns(1);
+            }
+        });
+        let first = s.spawn(|| {
+            if !pair.ready(cpus.0) {
+                return 0.0;
+            }
+            let t0 = Instant::now();
+            take_turns(0);
+            per_op(t0.elapsed(), 2 * rounds)
+        });
+        first.join().unwrap_or(0.0)
+    });
+    pair.result("ping-pong", cpus, ns)
+}
+
+/// One handoff of a token between two threads pinned to `cpus` (the same CPU
+/// twice for lat_ctx's case): the giver stores the next turn and unparks the
+/// taker (FUTEX_WAKE), then parks (FUTEX_WAIT) until its own turn comes back.
+fn handoff(cpus: (usize, usize), rounds: u64) -> Result<f64> {
+    let pair = Pair::new();
+    let turn = CachePadded::new(AtomicU64::new(0));
+    // Wait for `turn == want`; false if the trial is given up.
+    let wait_for = |want: u64| {
+        while turn.load(Ordering::Acquire) != want {
+            std::thread::park_timeout(Duration::from_millis(100));
+            if pair.give_up() {
+                return false;
+            }
+        }
+        true
+    };
+    // Give the token on (`next` is the partner's turn) and wait for `back`.
+    let play = |me_first: bool, partner: &Thread| {
+        for i in 0..rounds {
+            let (mine, theirs) = if me_first {
+                (2 * i, 2 * i + 1)
+            } else {
+                (2 * i + 1, 2 * i + 2)
+            };
+            if !wait_for(mine) {
+                return;
+            }
+            turn.store(theirs, Ordering::Release);
+            partner.unpark();
+        }
+    };
+    // Both sides on threads of their own, so the caller's affinity is
+    // untouched; the giver leaves its handle here before the start line.
+    let giver_thread: OnceLock<Thread> = OnceLock::new();
+    let (giver_thread, pair, play, wait_for) = (&giver_thread, &pair, &play, &wait_for);
+    let ns = std::thread::scope(|s| {
+        let taker = s.spawn(|| {
+            if pair.ready(cpus.1)
+                && let Some(giver) = giver_thread.get()
+            {
+                play(false, giver);
+            }
+        });
+        let taker_thread = taker.thread().clone();
+        let giver = s.spawn(move || {
+            let _ = giver_thread.set(std::thread::current());
+            if !pair.ready(cpus.0) {
+                return 0.0;
+            }
+            let t0 = Instant::now();
+            play(true, &taker_thread);
+            // The last token is the taker's: wait until it hands back the final turn.
+            wait_for(2 * rounds);
+            per_op(t0.elapsed(), 2 * rounds)
+        });
+        giver.join().unwrap_or(0.0)
+    });
+    pair.result("futex handoff", cpus, ns)
+}
+
+/// The native world of a model and the ancestor page whose walk visits every
+/// vma of its family, as benches/rmap.rs measures page_referenced.
+struct Walker {
+    world: World,
+    page: crate::rmap::PageId,
+    vmas: u32,
+}
+
+impl Walker {
+    fn new(spec: &WorldSpec) -> Result<Walker> {
+        let world = World::build(spec);
+        let page = world
+            .page_tables
+            .pte(MmId(0), 0)
+            .and_then(|p| pte::load(p).page())
+            .ok_or_else(|| {
+                Error::usage(
+                    "calibrate: the model's first task maps no anonymous page at address 0 to walk (allowed: a model with world.anon_vmas >= 1)",
+                )
+            })?;
+        let vmas = world.page_referenced(page).vmas_visited.max(1);
+        Ok(Walker { world, page, vmas })
+    }
+
+    /// Walk until about `vmas` vmas were visited; ns per vma visited.
+    fn ns_per_vma(&self, vmas: u64) -> f64 {
+        let walks = vmas.div_ceil(u64::from(self.vmas)).max(1);
+        let mut visited = 0u64;
+        let t0 = Instant::now();
+        for _ in 0..walks {
+            visited += u64::from(
+                self.world
+                    .page_referenced(black_box(self.page))
+                    .vmas_visited,
+            );
+        }
+        per_op(t0.elapsed(), visited.max(1))
+    }
+}
+
+/// A measured value as a profile stores it: 0.1 ns resolution.
+fn round(ns: f64) -> f64 {
+    (ns * 10.0).round() / 10.0
+}
+
+impl Calibration {
+    /// A profile of this machine: the measured keys from these figures, every
+    /// other key from `base`; and for each key the note saying which it is.
+    ///
+    /// Derived keys: `ctx_switch_ns` and `wakeup_ns` split the one-CPU handoff
+    /// (less its two syscalls, the wake and the wait) evenly, as the default
+    /// profile splits perf's pipe benchmark; `wakeup_idle_ns` is the two-CPU
+    /// handoff less the waker's syscall; `unmap_pte_ns` is the walk cost (the
+    /// native world's try_to_unmap walks the same tree per vma).
+    pub fn profile(
+        &self,
+        base: &MachineProfile,
+        base_name: &str,
+    ) -> (MachineProfile, BTreeMap<String, String>) {
+        let mut p = base.clone();
+        let mut notes = BTreeMap::new();
+        let copied = format!("copied from {base_name} (not measured)");
+        for (key, _) in base.costs() {
+            notes.insert(key, copied.clone());
+        }
+        notes.insert("cache.line_service".into(), copied);
+        let n = self.cpus.len() as u32;
+        p.name = format!(
+            "this machine: {} ({n} CPUs), by rmap-storm calibrate",
+            cpu_model()
+        );
+        notes.insert("name".into(), String::new());
+        p.topology.sockets = 1;
+        p.topology.dies_per_socket = 1;
+        p.topology.cores_per_die = n;
+        p.topology.threads_per_core = 1;
+        for key in ["sockets", "dies_per_socket", "threads_per_core"] {
+            notes.insert(
+                format!("topology.{key}"),
+                "the online CPUs as one die".into(),
+            );
+        }
+        notes.insert(
+            "topology.cores_per_die".into(),
+            "online CPUs this process may use; SMT siblings are not told apart".into(),
+        );
+        let syscall = self.syscall.median();
+        let one_cpu = ((self.handoff_one_cpu.median() - 2.0 * syscall) / 2.0).max(0.0);
+        let mut set = |key: &str, ns: f64, how: String| {
+            *p.cost_mut(key).expect("a profile key") = round(ns);
+            notes.insert(key.to_string(), how);
+        };
+        set(
+            "cache.atomic_ns",
+            self.atomic.median(),
+            spread(&self.atomic, "fetch_add loop"),
+        );
+        set(
+            "cache.pause_ns",
+            self.pause.median(),
+            spread(&self.pause, "spin_loop loop"),
+        );
+        set(
+            "work.syscall_ns",
+            syscall,
+            spread(&self.syscall, "getppid loop"),
+        );
+        if let Some(f) = &self.pingpong {
+            let how = spread(f, "CAS ping-pong, half round trip");
+            set("cache.die_ns", f.median(), how);
+        }
+        let how = spread(
+            &self.handoff_one_cpu,
+            "futex handoff on one CPU; half of it less 2 syscalls",
+        );
+        set("sched.ctx_switch_ns", one_cpu, how.clone());
+        set("sched.wakeup_ns", one_cpu, how);
+        if let Some(f) = &self.handoff_two_cpus {
+            let how = spread(f, "futex handoff across 2 CPUs; less 1 syscall");
+            set("sched.wakeup_idle_ns", (f.median() - syscall).max(0.0), how);
+        }
+        let what = format!("native page_referenced ({} vmas per walk)", self.walk_vmas);
+        set(
+            "work.vma_visit_ns",
+            self.walk.median(),
+            spread(&self.walk, &what),
+        );
+        let what = format!("{what}; the same walk stands for try_to_unmap's");
+        set(
+            "work.unmap_pte_ns",
+            self.walk.median(),
+            spread(&self.walk, &what),
+        );
+        (p, notes)
+    }
+}
+
+/// "measured: median of 7 trials, 71.2..80.3 ns: getppid loop".
+fn spread(f: &Figure, what: &str) -> String {
+    format!(
+        "measured: median of {} trials, {:.1}..{:.1} ns: {what}",
+        f.trials_ns.len(),
+        f.min(),
+        f.max()
+    )
+}
+
+/// The CPU's model name from /proc/cpuinfo, or "unknown CPU".
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, name)| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_min_max_of_trials() {
+        let f = Figure {
+            trials_ns: vec![5.0, 1.0, 3.0],
+        };
+        assert_eq!((f.median(), f.min(), f.max()), (3.0, 1.0, 5.0));
+        let even = Figure {
+            trials_ns: vec![4.0, 1.0, 2.0, 10.0],
+        };
+        assert_eq!(even.median(), 3.0);
+    }
+
+    #[test]
+    fn quick_plans_do_a_twentieth() {
+        let quick = Plan {
+            trials: 1,
+            quick: true,
+        };
+        assert_eq!(quick.ops(2_000), 100);
+        assert_eq!(quick.ops(5), 1);
+        assert_eq!(
+            Plan {
+                quick: false,
+                ..quick
+            }
+            .ops(2_000),
+            2_000
+        );
+    }
+
+    fn figure(ns: f64) -> Figure {
+        Figure {
+            trials_ns: vec![ns - 1.0, ns, ns + 1.0],
+        }
+    }
+
+    #[test]
+    fn profile_takes_measured_keys_and_copies_the_rest() {
+        let base = crate::model::machine::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/machines/default.toml"),
+        )
+        .unwrap();
+        let cal = Calibration {
+            cpus: vec![0, 1, 2],
+            atomic: figure(7.0),
+            pause: figure(30.0),
+            syscall: figure(100.0),
+            pingpong: Some(figure(40.0)),
+            handoff_one_cpu: figure(2200.0),
+            handoff_two_cpus: None,
+            walk: figure(12.0),
+            walk_vmas: 10_001,
+        };
+        let (p, notes) = cal.profile(&base, "base.toml");
+        assert_eq!(p.topology.cpus(), 3);
+        assert_eq!(p.cache.atomic_ns, 7.0);
+        assert_eq!(p.cache.die_ns, 40.0);
+        // (2200 - 2 x 100) / 2
+        assert_eq!((p.sched.ctx_switch_ns, p.sched.wakeup_ns), (1000.0, 1000.0));
+        assert_eq!(p.work.vma_visit_ns, 12.0);
+        assert_eq!(p.work.unmap_pte_ns, 12.0);
+        // Not measured: copied, and the note says so.
+        assert_eq!(p.sched.wakeup_idle_ns, base.sched.wakeup_idle_ns);
+        assert_eq!(p.cache.memory_ns, base.cache.memory_ns);
+        assert!(notes["sched.wakeup_idle_ns"].starts_with("copied from base.toml"));
+        assert!(notes["cache.atomic_ns"].starts_with("measured: median of 3 trials"));
+        // Every cost has a note.
+        assert!(p.costs().iter().all(|(k, _)| notes.contains_key(k)));
+    }
+
+    #[test]
+    fn pingpong_and_handoff_finish_on_the_first_cpu() {
+        // On one CPU the two threads can only take turns by preemption or
+        // parking; the handoff must still finish (no lost wakeup).
+        let cpu = allowed_cpus().unwrap()[0];
+        assert!(handoff((cpu, cpu), 50).unwrap() > 0.0);
+        let cpus = allowed_cpus().unwrap();
+        if cpus.len() >= 2 {
+            assert!(pingpong((cpus[0], cpus[1]), 1_000).unwrap() > 0.0);
+            assert!(handoff((cpus[0], cpus[1]), 50).unwrap() > 0.0);
+        }
+    }
+
+    #[test]
+    fn pinning_to_a_missing_cpu_fails_cleanly() {
+        let r = pingpong((0, libc::CPU_SETSIZE as usize - 1), 10);
+        assert!(matches!(r, Err(Error::Failed(m)) if m.contains("could not pin")));
+    }
+}
