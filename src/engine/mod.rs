@@ -5,6 +5,7 @@
 //! engine returns a [`RunReport`]; nothing downstream knows which engine made it.
 
 pub mod native;
+pub mod sim;
 
 use crate::locks::LockKind;
 use crate::model::workload::MAX_THREADS;

@@ -98,7 +98,9 @@ pub fn release_delta(head: u16) -> u32 {
     }
 }
 
-/// The ticket spinlock. Tokens are `()`: the holder finds its ticket in `head`.
+/// The ticket spinlock. A token is the holder's ticket, so a release is one
+/// add on the word, as the kernel's `__ticket_spin_unlock` is one add on the
+/// head half-word (no load of the word first).
 #[derive(Debug)]
 pub struct TicketSpinlock<P: Platform = Native> {
     word: P::AtomicU32,
@@ -114,13 +116,14 @@ impl<P: Platform> TicketSpinlock<P> {
     /// spin_lock: preemption off, then take a ticket and wait for it; one
     /// atomic add when uncontended.
     #[inline]
-    fn acquire(&self, mode: Mode) {
+    fn acquire(&self, mode: Mode) -> Ticket {
         P::preempt_disable();
         let before = TicketState::from_word(self.word.fetch_add(TICKET, Ordering::Acquire));
         let (ticket, _) = before.take_ticket();
         if !before.serves(ticket) {
             self.acquire_slow(mode, ticket);
         }
+        Ticket(ticket)
     }
 
     /// Wait for `ticket` to be served.
@@ -143,7 +146,7 @@ impl<P: Platform> TicketSpinlock<P> {
 
     /// arch_spin_trylock: take a ticket only if it would be served at once.
     #[inline]
-    fn try_acquire(&self) -> Option<()> {
+    fn try_acquire(&self) -> Option<Ticket> {
         P::preempt_disable();
         let state = self.state();
         let taken = state.is_free()
@@ -159,16 +162,15 @@ impl<P: Platform> TicketSpinlock<P> {
         if !taken {
             P::preempt_enable();
         }
-        taken.then_some(())
+        taken.then_some(Ticket(state.tail))
     }
 
-    /// spin_unlock: serve the next ticket, then preemption back on.
+    /// spin_unlock: serve the ticket after the holder's, then preemption back on.
     #[inline]
-    fn release(&self) {
-        // Only the holder writes `head`, and it read the latest `head` when it
-        // acquired, so this relaxed load is exact.
-        let head = self.state().head;
-        self.word.fetch_add(release_delta(head), Ordering::Release);
+    fn release(&self, held: Ticket) {
+        // The holder's ticket is `head`: only the holder writes `head`.
+        self.word
+            .fetch_add(release_delta(held.0), Ordering::Release);
         P::preempt_enable();
     }
 }
@@ -182,9 +184,14 @@ impl<P: Platform> KindInfo for TicketSpinlock<P> {
 // SAFETY: one ticket is served at a time and only the served ticket's owner
 // returns from `acquire`; `release` serves the next one. Shared requests take
 // the same exclusive path (SHARED_READERS = false).
+/// The ticket a holder was served: what its release advances past.
+#[must_use = "a ticket must be passed to the unlock"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u16);
+
 unsafe impl<P: Platform> RawRwLock for TicketSpinlock<P> {
-    type ReadToken = ();
-    type WriteToken = ();
+    type ReadToken = Ticket;
+    type WriteToken = Ticket;
     type Platform = P;
 
     fn new() -> Self {
@@ -194,44 +201,46 @@ unsafe impl<P: Platform> RawRwLock for TicketSpinlock<P> {
     }
 
     #[inline]
-    fn lock_shared(&self) {
+    fn lock_shared(&self) -> Ticket {
         self.acquire(Mode::Read)
     }
 
     #[inline]
-    fn try_lock_shared(&self) -> Option<()> {
+    fn try_lock_shared(&self) -> Option<Ticket> {
         self.try_acquire()
     }
 
     /// A spinlock has no reader path to be unfair on: the exclusive path.
     #[inline]
-    fn lock_shared_critical(&self) {
+    fn lock_shared_critical(&self) -> Ticket {
         self.acquire(Mode::Read)
     }
 
     #[inline]
-    unsafe fn unlock_shared(&self, _: ()) {
-        self.release()
+    unsafe fn unlock_shared(&self, held: Ticket) {
+        self.release(held)
     }
 
     #[inline]
-    fn lock_exclusive(&self) {
+    fn lock_exclusive(&self) -> Ticket {
         self.acquire(Mode::Write)
     }
 
     #[inline]
-    fn try_lock_exclusive(&self) -> Option<()> {
+    fn try_lock_exclusive(&self) -> Option<Ticket> {
         self.try_acquire()
     }
 
     #[inline]
-    unsafe fn unlock_exclusive(&self, _: ()) {
-        self.release()
+    unsafe fn unlock_exclusive(&self, held: Ticket) {
+        self.release(held)
     }
 
     /// No downgrade: the hold stays exclusive.
     #[inline]
-    unsafe fn downgrade(&self, _: ()) {}
+    unsafe fn downgrade(&self, held: Ticket) -> Ticket {
+        held
+    }
 }
 
 #[cfg(all(test, not(shuttle)))]
@@ -283,9 +292,9 @@ mod tests {
     fn lock_wraps_past_65536_tickets() {
         let lock = <TicketSpinlock>::new();
         for _ in 0..70_000 {
-            lock.lock_exclusive();
+            let t = lock.lock_exclusive();
             // SAFETY: held just above.
-            unsafe { lock.unlock_exclusive(()) };
+            unsafe { lock.unlock_exclusive(t) };
         }
         assert!(lock.state().is_free());
         assert!(lock.try_lock_exclusive().is_some());

@@ -1,0 +1,728 @@
+//! The simulated machine's state and the operations the platform calls on
+//! behalf of the running thread: its clock, its CPU, the cache lines, the
+//! wait queues, the scheduler and the event queue.
+//!
+//! Every method runs on behalf of [`Kernel::current`], the thread the event
+//! loop resumed. A method never suspends the thread itself (it cannot: it
+//! runs inside a borrow of the kernel); one that needs the thread to wait
+//! says so by returning [`Suspend::Yes`] after arranging its wake-up, and the
+//! platform suspends the coroutine once the borrow is released.
+//!
+//! Time: each thread has its own clock (`now`, picoseconds), which its
+//! accesses and work advance. The event loop always resumes the thread with
+//! the earliest pending time, and a thread about to touch shared state first
+//! yields its turn if another event is due earlier ([`Kernel::take_turn`]),
+//! so every access to a line happens in virtual-time order.
+
+use super::cache::{Access, LineCosts, LineId, Lines, ps};
+use super::events::Events;
+use super::sched::{Cpu, Point, Preempt, SchedPs};
+use crate::locks::platform::{ParkToken, UnparkToken};
+use crate::model::machine::{LineService, MachineProfile};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeSet, VecDeque};
+
+/// Whether the calling platform function must suspend the coroutine now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Suspend {
+    Yes,
+    No,
+}
+
+/// A thread's life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// On its CPU (possibly suspended: waiting its turn, in a charge, spinning).
+    Running,
+    /// In a run queue.
+    Runnable,
+    /// Parked on a wait queue.
+    Parked,
+    /// Its body returned.
+    Done,
+}
+
+/// What a running thread is suspended for: decides whether a preemption
+/// may cut the wait short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Not suspended, or waiting only for its turn in time order.
+    Turn,
+    /// Doing `user` (user mode) or kernel work until its pending event.
+    Work { user: bool },
+    /// Spinning on the lines of its watch set.
+    Spin,
+    /// Waiting for a line to move to it.
+    Move,
+}
+
+/// One simulated thread.
+#[derive(Debug)]
+pub struct Thread {
+    pub state: State,
+    pub wait: Wait,
+    /// Its CPU while running, else the CPU it last ran on.
+    pub cpu: usize,
+    /// Its clock, picoseconds.
+    pub now: u64,
+    /// Bumped whenever its pending events are cancelled.
+    pub generation: u32,
+    /// When its pending event (end of work, spin deadline) is due, while
+    /// suspended in work or a spin; u64::MAX when none is.
+    due: u64,
+    /// preempt_disable() depth.
+    pub preempt_count: u32,
+    /// Lines read since its last spin hint, with the version each read saw.
+    watch: Vec<(LineId, u64)>,
+    /// What an unparker left for it.
+    unparked: Option<UnparkToken>,
+    /// CPU time received (CFS virtual runtime, all weights equal), ps.
+    pub vruntime: u64,
+    /// Context switches: blocked (voluntary) / preempted or yielded (involuntary).
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+}
+
+impl Thread {
+    fn note_read(&mut self, line: LineId, version: u64) {
+        match self.watch.iter_mut().find(|(l, _)| *l == line) {
+            Some(entry) => entry.1 = version,
+            None => self.watch.push((line, version)),
+        }
+    }
+}
+
+/// Machine figures of a run, for the report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Lock-word accesses, and how many moved a line.
+    pub accesses: u64,
+    pub misses: u64,
+    /// Context switches on all CPUs.
+    pub switches: u64,
+}
+
+/// The machine's costs in picoseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Costs {
+    pub pause: u64,
+    pub sched: SchedPs,
+}
+
+/// Everything the simulation knows.
+pub struct Kernel {
+    pub preempt: Preempt,
+    pub costs: Costs,
+    threads: Vec<Thread>,
+    cpus: Vec<Cpu>,
+    /// Idle CPUs, lowest first.
+    idle: BTreeSet<usize>,
+    /// CPUs per die, for wake-up placement.
+    cpus_per_die: usize,
+    lines: Lines,
+    /// Parked threads per key, FIFO (parking_lot_core's contract).
+    queues: FxHashMap<usize, VecDeque<(u32, ParkToken)>>,
+    /// Keys whose queue lock (the kernel's wait_lock) a thread holds.
+    held_buckets: FxHashMap<usize, u32>,
+    pub events: Events,
+    pub current: u32,
+    rng: Xoshiro256PlusPlus,
+    seq: u64,
+    /// After the run: every operation applies at once and nothing suspends.
+    pub teardown: bool,
+    pub counters: Counters,
+}
+
+impl Kernel {
+    /// A machine of `cpus` CPUs of `profile` with `threads` threads, all
+    /// runnable, spread round-robin over the CPUs and started at time 0.
+    pub fn new(
+        profile: &MachineProfile,
+        cpus: usize,
+        preempt: Preempt,
+        threads: usize,
+        seed: u64,
+    ) -> Kernel {
+        let s = &profile.sched;
+        let costs = Costs {
+            pause: ps(profile.cache.pause_ns),
+            sched: SchedPs {
+                ctx_switch: ps(s.ctx_switch_ns),
+                wakeup: ps(s.wakeup_ns),
+                wakeup_idle: ps(s.wakeup_idle_ns),
+                tick: ps(s.tick_ns).max(1),
+                latency: ps(s.sched_latency_ns),
+                min_granularity: ps(s.min_granularity_ns),
+                wakeup_granularity: ps(s.wakeup_granularity_ns),
+            },
+        };
+        let t = profile.topology;
+        let mut k = Kernel {
+            preempt,
+            costs,
+            threads: (0..threads)
+                .map(|i| Thread {
+                    state: State::Runnable,
+                    wait: Wait::Turn,
+                    cpu: i % cpus,
+                    now: 0,
+                    generation: 0,
+                    due: u64::MAX,
+                    preempt_count: 0,
+                    watch: Vec::new(),
+                    unparked: None,
+                    vruntime: 0,
+                    nvcsw: 0,
+                    nivcsw: 0,
+                })
+                .collect(),
+            cpus: (0..cpus).map(|_| Cpu::new()).collect(),
+            idle: (0..cpus).collect(),
+            cpus_per_die: (t.cores_per_die * t.threads_per_core).max(1) as usize,
+            lines: Lines::new(cpus, t, LineCosts::new(&profile.cache)),
+            queues: FxHashMap::default(),
+            held_buckets: FxHashMap::default(),
+            events: Events::default(),
+            current: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            seq: 0,
+            teardown: false,
+            counters: Counters::default(),
+        };
+        for tid in 0..threads as u32 {
+            let cpu = tid as usize % cpus;
+            if k.cpus[cpu].current.is_none() {
+                k.dispatch(cpu, tid, 0);
+            } else {
+                k.enqueue(tid, cpu, 0);
+            }
+        }
+        k
+    }
+
+    pub fn threads(&self) -> &[Thread] {
+        &self.threads
+    }
+
+    pub fn cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Busy time of every CPU up to `now`, summed, picoseconds.
+    pub fn busy_at(&self, now: u64) -> u64 {
+        self.cpus.iter().map(|c| c.busy_at(now)).sum()
+    }
+
+    pub fn lines_touched(&self) -> usize {
+        self.lines.len()
+    }
+
+    fn me(&mut self) -> &mut Thread {
+        &mut self.threads[self.current as usize]
+    }
+
+    /// The running thread's clock, picoseconds.
+    pub fn now(&self) -> u64 {
+        self.threads[self.current as usize].now
+    }
+
+    /// The running thread's CPU.
+    pub fn cpu(&self) -> usize {
+        self.threads[self.current as usize].cpu
+    }
+
+    /// The event loop resumes `tid` at `at`.
+    pub fn resume(&mut self, tid: u32, at: u64) {
+        self.current = tid;
+        let t = &mut self.threads[tid as usize];
+        t.now = t.now.max(at);
+        t.wait = Wait::Turn;
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    // ---- time order ----
+
+    /// Before touching shared state: if another event is due before this
+    /// thread's clock, queue this thread at its clock and suspend, so the
+    /// earlier one happens first.
+    pub fn take_turn(&mut self) -> Suspend {
+        if self.teardown {
+            return Suspend::No;
+        }
+        let now = self.now();
+        if self.events.next_at().is_some_and(|at| at < now) {
+            let me = self.current;
+            let generation = self.me().generation;
+            self.events.push(now, me, generation);
+            self.me().wait = Wait::Turn;
+            Suspend::Yes
+        } else {
+            Suspend::No
+        }
+    }
+
+    // ---- cache lines ----
+
+    /// The running thread accesses `line`: pay for it, remember a read for
+    /// the next spin hint, and wake the line's spinners after a write. A miss
+    /// completes when the line has moved: the thread waits until then
+    /// ([`Suspend::Yes`]) and only then takes or changes the value.
+    pub fn access(&mut self, line: LineId, kind: Access) -> Suspend {
+        if self.teardown {
+            return Suspend::No;
+        }
+        let (me, cpu, now) = (self.current, self.cpu(), self.now());
+        let done = self.lines.access(line, cpu, me, kind, now);
+        self.counters.accesses += 1;
+        if kind != Access::Read {
+            self.wake_spinners(line, cpu, done.at);
+        }
+        for &(reader, at) in &done.delayed {
+            let t = &mut self.threads[reader as usize];
+            if t.wait == Wait::Move {
+                t.generation += 1;
+                let g = t.generation;
+                self.events.push(at, reader, g);
+            }
+        }
+        if !done.moved {
+            let t = self.me();
+            t.now = done.at;
+            if kind == Access::Read {
+                t.note_read(line, done.version);
+            }
+            return Suspend::No;
+        }
+        self.counters.misses += 1;
+        let t = self.me();
+        t.wait = Wait::Move;
+        let g = t.generation;
+        self.events.push(done.at, me, g);
+        Suspend::Yes
+    }
+
+    /// A read that moved the line has completed: remember the version it saw.
+    pub fn read_done(&mut self, line: LineId) {
+        let version = self.lines.version(line);
+        self.me().note_read(line, version);
+    }
+
+    /// A write to `line` completed at `at`: the spinners on it re-read it,
+    /// served in the interconnect's order.
+    fn wake_spinners(&mut self, line: LineId, writer: usize, at: u64) {
+        let mut woken: Vec<u32> = self
+            .lines
+            .take_watchers(line)
+            .into_iter()
+            .filter(|&(tid, g)| {
+                let t = &self.threads[tid as usize];
+                t.generation == g && t.state == State::Running && t.wait == Wait::Spin
+            })
+            .map(|(tid, _)| tid)
+            .collect();
+        match self.lines.costs().service {
+            LineService::Random => woken.shuffle(&mut self.rng),
+            LineService::Nearest => {
+                let lines = &self.lines;
+                let threads = &self.threads;
+                woken.sort_by_key(|&tid| {
+                    let cpu = threads[tid as usize].cpu;
+                    (lines.distance(writer, cpu), cpu)
+                });
+            }
+        }
+        for tid in woken {
+            let t = &mut self.threads[tid as usize];
+            t.generation += 1;
+            let g = t.generation;
+            self.events.push(at, tid, g);
+        }
+    }
+
+    /// cpu_relax() in a busy-wait: if nothing the thread read since its last
+    /// hint has changed, wait (spinning, on the CPU) until one of those lines
+    /// is written or `deadline` passes; otherwise one PAUSE.
+    pub fn spin(&mut self, deadline_ps: Option<u64>) -> Suspend {
+        let pause = self.costs.pause;
+        let now = self.now();
+        let watch = std::mem::take(&mut self.me().watch);
+        let changed = watch.iter().any(|&(l, v)| self.lines.version(l) != v);
+        let expired = deadline_ps.is_some_and(|d| d <= now + pause);
+        if self.teardown || watch.is_empty() || changed || expired {
+            self.me().now = now + pause;
+            return Suspend::No;
+        }
+        let me = self.current;
+        let t = self.me();
+        t.generation += 1;
+        t.wait = Wait::Spin;
+        t.due = deadline_ps.unwrap_or(u64::MAX);
+        let g = t.generation;
+        for &(line, _) in &watch {
+            self.lines.watch(line, me, g);
+        }
+        if let Some(d) = deadline_ps {
+            self.events.push(d, me, g);
+        }
+        Suspend::Yes
+    }
+
+    // ---- work ----
+
+    /// Start `left` picoseconds of work (user mode if `user`); returns when
+    /// the thread must resume to go on: the end, or earlier where its slice
+    /// ends and this work may be preempted. The caller suspends.
+    pub fn work(&mut self, left: u64, user: bool) -> u64 {
+        let now = self.now();
+        let end = now + left;
+        let cut = if self.preemptible(user) {
+            let cpu = &self.cpus[self.cpu()];
+            cpu.slice_end(&self.costs.sched)
+                .map_or(end, |s| s.max(now).min(end))
+        } else {
+            end
+        };
+        let me = self.current;
+        let t = self.me();
+        t.wait = Wait::Work { user };
+        t.due = cut;
+        let g = t.generation;
+        self.events.push(cut, me, g);
+        cut
+    }
+
+    /// Whether a preemption may interrupt the running thread's `user` or
+    /// kernel work now: user mode always (a resched IPI or the tick returns
+    /// to user through schedule), kernel mode under full preemption outside
+    /// preempt-disabled sections.
+    fn preemptible(&self, user: bool) -> bool {
+        let t = &self.threads[self.current as usize];
+        user || (self.preempt == Preempt::Full && t.preempt_count == 0)
+    }
+
+    // ---- preemption ----
+
+    pub fn preempt_disable(&mut self) {
+        self.me().preempt_count += 1;
+    }
+
+    pub fn preempt_enable(&mut self) {
+        let t = self.me();
+        t.preempt_count = t.preempt_count.saturating_sub(1);
+    }
+
+    /// A preemption point of kind `point`: switch away if the model
+    /// switches here, preemption is enabled, and a switch is due.
+    pub fn preempt_point(&mut self, point: Point) -> Suspend {
+        if self.teardown || !point.switches_under(self.preempt) {
+            return Suspend::No;
+        }
+        let (cpu, now) = (self.cpu(), self.now());
+        let user = point == Point::UserReturn;
+        if (user || self.threads[self.current as usize].preempt_count == 0)
+            && self.cpus[cpu].resched_due(&self.costs.sched, now)
+        {
+            self.switch_out(Leave::Preempted);
+            Suspend::Yes
+        } else {
+            Suspend::No
+        }
+    }
+
+    /// sched_yield(): to the back of the queue if anyone waits.
+    pub fn yield_now(&mut self) -> Suspend {
+        let cpu = self.cpu();
+        if self.teardown || self.cpus[cpu].queued() == 0 {
+            return Suspend::No;
+        }
+        self.switch_out(Leave::Yielded);
+        Suspend::Yes
+    }
+
+    /// The running thread's body returned.
+    pub fn exit(&mut self) {
+        if !self.teardown {
+            self.switch_out(Leave::Exited);
+        }
+    }
+
+    // ---- parking ----
+
+    /// Take the queue lock of `key` (the kernel's wait_lock, a spinlock on
+    /// the line beside the lock word): spin while another thread holds it.
+    /// raw_spin_lock_irq: preemption stays off from the first attempt to
+    /// the release ([`Kernel::unlock_bucket`]).
+    pub fn lock_bucket(&mut self, key: usize, first_attempt: bool) -> Suspend {
+        if self.teardown {
+            return Suspend::No;
+        }
+        if first_attempt {
+            self.preempt_disable();
+        }
+        if self.held_buckets.contains_key(&key) {
+            // Spin on the line until the holder's release writes it.
+            let me = self.current;
+            let t = self.me();
+            t.generation += 1;
+            t.wait = Wait::Spin;
+            t.due = u64::MAX;
+            let g = t.generation;
+            self.lines.watch(key, me, g);
+            return Suspend::Yes;
+        }
+        self.held_buckets.insert(key, self.current);
+        Suspend::No
+    }
+
+    /// Release the queue lock of `key` (the caller then writes its line).
+    pub fn unlock_bucket(&mut self, key: usize) {
+        self.held_buckets.remove(&key);
+        self.preempt_enable();
+    }
+
+    /// Whether the running thread holds the queue lock of `key`.
+    pub fn holds_bucket(&self, key: usize) -> bool {
+        self.held_buckets.get(&key) == Some(&self.current)
+    }
+
+    /// Queue the running thread on `key` (under its queue lock).
+    pub fn enqueue_parked(&mut self, key: usize, token: ParkToken) {
+        let me = self.current;
+        self.me().unparked = None;
+        self.queues.entry(key).or_default().push_back((me, token));
+    }
+
+    /// Take `key`'s queue out to walk it (under its queue lock).
+    pub fn take_queue(&mut self, key: usize) -> VecDeque<(u32, ParkToken)> {
+        self.queues.remove(&key).unwrap_or_default()
+    }
+
+    /// Put back what a walk left of `key`'s queue.
+    pub fn put_queue(&mut self, key: usize, rest: VecDeque<(u32, ParkToken)>) {
+        if !rest.is_empty() {
+            self.queues.insert(key, rest);
+        }
+    }
+
+    /// After parking: the unpark token if an unparker already came, else
+    /// block (the CPU runs someone else) until one does.
+    pub fn block_parked(&mut self) -> Result<UnparkToken, Suspend> {
+        if let Some(token) = self.me().unparked.take() {
+            return Ok(token);
+        }
+        assert!(!self.teardown, "a thread parked during teardown");
+        self.switch_out(Leave::Blocked);
+        Err(Suspend::Yes)
+    }
+
+    /// Hand `token` to parked thread `tid` and make it runnable. Returns
+    /// whether it was asleep (the waker then pays for try_to_wake_up).
+    pub fn unpark(&mut self, tid: u32, token: UnparkToken) -> bool {
+        let now = self.now();
+        let t = &mut self.threads[tid as usize];
+        t.unparked = Some(token);
+        let asleep = t.state == State::Parked && !self.teardown;
+        if asleep {
+            self.wake(tid, now);
+        }
+        asleep
+    }
+
+    // ---- the scheduler ----
+
+    /// Make the parked `tid` runnable at `at` (try_to_wake_up).
+    fn wake(&mut self, tid: u32, at: u64) {
+        let prev = self.threads[tid as usize].cpu;
+        let cpu = self.select_cpu(prev);
+        let t = &mut self.threads[tid as usize];
+        t.vruntime = self
+            .costs
+            .sched
+            .place(t.vruntime, self.cpus[cpu].min_vruntime);
+        if self.cpus[cpu].current.is_none() {
+            self.dispatch(cpu, tid, at + self.costs.sched.wakeup_idle);
+            return;
+        }
+        let at = at + self.costs.sched.wakeup;
+        self.enqueue(tid, cpu, at);
+        let current = self.cpus[cpu].current.expect("checked above");
+        let running = self.vruntime_at(current, at);
+        if self
+            .costs
+            .sched
+            .wakeup_preempts(running, self.threads[tid as usize].vruntime)
+        {
+            self.cpus[cpu].need_resched = true;
+            self.kick(cpu, at);
+        }
+    }
+
+    /// The CPU a thread last on `prev` wakes on.
+    fn select_cpu(&self, prev: usize) -> usize {
+        if self.cpus[prev].current.is_none() {
+            return prev;
+        }
+        let die = prev / self.cpus_per_die * self.cpus_per_die;
+        self.idle
+            .range(die..die + self.cpus_per_die)
+            .next()
+            .or_else(|| self.idle.first())
+            .copied()
+            .unwrap_or(prev)
+    }
+
+    /// CPU time of `tid` up to `at`, running time so far included.
+    fn vruntime_at(&self, tid: u32, at: u64) -> u64 {
+        let t = &self.threads[tid as usize];
+        let cpu = &self.cpus[t.cpu];
+        let running = if cpu.current == Some(tid) {
+            at.saturating_sub(cpu.exec_start)
+        } else {
+            0
+        };
+        t.vruntime + running
+    }
+
+    /// Put runnable `tid` in `cpu`'s queue at `at`.
+    fn enqueue(&mut self, tid: u32, cpu: usize, at: u64) {
+        let seq = self.next_seq();
+        let t = &mut self.threads[tid as usize];
+        t.state = State::Runnable;
+        t.cpu = cpu;
+        t.now = t.now.max(at);
+        self.cpus[cpu].enqueue(t.vruntime, seq, tid);
+        // Its slice may now end: cut the current thread's interruptible wait.
+        if let Some(end) = self.cpus[cpu].slice_end(&self.costs.sched) {
+            self.kick(cpu, end.max(at));
+        }
+    }
+
+    /// Make `cpu`'s current thread look at its need to reschedule by `at`, if
+    /// it is in a wait a preemption may cut short (preemptible work, or a
+    /// preemptible spin): its pending event moves earlier.
+    fn kick(&mut self, cpu: usize, at: u64) {
+        let Some(cur) = self.cpus[cpu].current else {
+            return;
+        };
+        let preempt = self.preempt;
+        let t = &mut self.threads[cur as usize];
+        let interruptible = match t.wait {
+            Wait::Work { user } => user || (preempt == Preempt::Full && t.preempt_count == 0),
+            Wait::Spin => preempt == Preempt::Full && t.preempt_count == 0,
+            Wait::Turn | Wait::Move => false,
+        };
+        let at = at.max(t.now);
+        if interruptible && t.state == State::Running && at < t.due {
+            t.generation += 1;
+            t.due = at;
+            let g = t.generation;
+            self.events.push(at, cur, g);
+        }
+    }
+
+    /// Run `tid` on `cpu` from `at`.
+    fn dispatch(&mut self, cpu: usize, tid: u32, at: u64) {
+        self.idle.remove(&cpu);
+        let c = &mut self.cpus[cpu];
+        c.current = Some(tid);
+        c.exec_start = at;
+        c.need_resched = false;
+        let t = &mut self.threads[tid as usize];
+        t.state = State::Running;
+        t.wait = Wait::Turn;
+        t.cpu = cpu;
+        t.now = t.now.max(at);
+        t.generation += 1;
+        t.due = u64::MAX;
+        let (now, g) = (t.now, t.generation);
+        self.events.push(now, tid, g);
+        self.update_min_vruntime(cpu);
+    }
+
+    /// The running thread leaves its CPU; the CPU switches to the next
+    /// runnable thread or goes idle.
+    fn switch_out(&mut self, why: Leave) {
+        let (me, cpu, now) = (self.current, self.cpu(), self.now());
+        let ran = now.saturating_sub(self.cpus[cpu].exec_start);
+        let c = &mut self.cpus[cpu];
+        c.busy += ran;
+        c.current = None;
+        let t = &mut self.threads[me as usize];
+        t.vruntime += ran;
+        t.generation += 1;
+        t.due = u64::MAX;
+        t.watch.clear();
+        let queued_max = self.cpus[cpu].max_queued_vruntime();
+        let t = &mut self.threads[me as usize];
+        match why {
+            Leave::Blocked => {
+                t.state = State::Parked;
+                t.nvcsw += 1;
+            }
+            Leave::Preempted => t.nivcsw += 1,
+            Leave::Yielded => {
+                t.nivcsw += 1;
+                t.vruntime = t.vruntime.max(queued_max.unwrap_or(0));
+            }
+            Leave::Exited => t.state = State::Done,
+        }
+        self.counters.switches += 1;
+        let stays = matches!(why, Leave::Preempted | Leave::Yielded);
+        let next = match self.cpus[cpu].pick() {
+            Some(next) => Some(next),
+            None if stays => None,
+            None => self.pull(cpu),
+        };
+        if stays {
+            self.enqueue(me, cpu, now);
+        }
+        // Nobody else wanted the CPU: the thread that left gets it back.
+        let next = next.or_else(|| self.cpus[cpu].pick());
+        match next {
+            Some((_, tid)) => self.dispatch(cpu, tid, now + self.costs.sched.ctx_switch),
+            None => {
+                self.idle.insert(cpu);
+            }
+        }
+    }
+
+    /// Newidle balance: take a waiting thread from the busiest other queue.
+    fn pull(&mut self, cpu: usize) -> Option<(u64, u32)> {
+        let busiest = (0..self.cpus.len())
+            .filter(|&c| c != cpu)
+            .max_by_key(|&c| (self.cpus[c].queued(), std::cmp::Reverse(c)))?;
+        self.cpus[busiest].steal()
+    }
+
+    /// cfs_rq->min_vruntime: the least virtual runtime of the running and
+    /// waiting threads, never moving back.
+    fn update_min_vruntime(&mut self, cpu: usize) {
+        let c = &self.cpus[cpu];
+        let current = c.current.map(|t| self.threads[t as usize].vruntime);
+        let least = match (current, c.min_queued_vruntime()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(v) = least {
+            let c = &mut self.cpus[cpu];
+            c.min_vruntime = c.min_vruntime.max(v);
+        }
+    }
+}
+
+/// Why a thread leaves its CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leave {
+    Blocked,
+    Preempted,
+    Yielded,
+    Exited,
+}

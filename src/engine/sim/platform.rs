@@ -1,0 +1,378 @@
+//! [`Sim`]: the platform of a simulated thread. The locks' atomics, spin
+//! hints, parking, clock and preemption points reach the [`Kernel`] of the
+//! simulation running on this OS thread.
+//!
+//! The event loop (`run.rs`) installs its kernel for the duration of a run
+//! ([`installed`]); each simulated thread is a coroutine, and a platform call
+//! that must wait suspends the coroutine ([`suspend`]) after the kernel has
+//! arranged its resumption. Outside a run (a world being built or dropped)
+//! every call applies at once and costs nothing, so locks can be created and
+//! destroyed anywhere; only parking needs a run.
+//!
+//! Line identity: an atomic's address names its cache line. The locks keep
+//! one hot word per line or pad (CachePadded), so modelling each word as its
+//! own line loses little, and it keeps runs deterministic: which addresses
+//! share a 64-byte line would depend on where the allocator put an object,
+//! which the address itself does not reveal here.
+
+use super::cache::{Access, LineId};
+use super::kernel::{Kernel, Suspend};
+use super::sched::Point;
+use crate::locks::platform::{
+    AtomicFlag, AtomicInt, FilterOp, ParkResult, ParkToken, Platform, UnparkResult, UnparkToken,
+};
+use corosensei::Yielder;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+thread_local! {
+    /// The kernel of the run on this OS thread, while one runs.
+    static KERNEL: Cell<*const RefCell<Kernel>> = const { Cell::new(std::ptr::null()) };
+    /// The running coroutine's yielder.
+    static YIELDER: Cell<*const Yielder<(), ()>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Run `f` with `kernel` as this OS thread's simulation.
+pub fn installed<R>(kernel: &RefCell<Kernel>, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const RefCell<Kernel>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            KERNEL.with(|k| k.set(self.0));
+        }
+    }
+    let _restore = Restore(KERNEL.with(|k| k.replace(kernel)));
+    f()
+}
+
+/// Called first thing in a coroutine's body with its yielder.
+pub fn enter_coroutine(yielder: &Yielder<(), ()>) {
+    YIELDER.with(|y| y.set(yielder));
+}
+
+/// Apply `f` to the running simulation's kernel; None outside a run.
+#[inline]
+pub fn with_kernel<R>(f: impl FnOnce(&mut Kernel) -> R) -> Option<R> {
+    let k = KERNEL.with(Cell::get);
+    if k.is_null() {
+        return None;
+    }
+    // SAFETY: `installed` set it from a reference that outlives the run, on
+    // this OS thread; no borrow of it is held across a suspension.
+    Some(f(&mut unsafe { &*k }.borrow_mut()))
+}
+
+/// Suspend the running coroutine until the event loop resumes it.
+fn suspend() {
+    let y = YIELDER.with(Cell::get);
+    assert!(!y.is_null(), "a simulated wait outside a simulated thread");
+    // SAFETY: `enter_coroutine` set it from the yielder of the coroutine that
+    // is running now (each coroutine restores its own after every resume),
+    // and that yielder lives as long as the coroutine.
+    unsafe { &*y }.suspend(());
+    YIELDER.with(|cell| cell.set(y));
+}
+
+/// Apply `f` and suspend if it says so.
+#[inline]
+fn step(f: impl FnOnce(&mut Kernel) -> Suspend) {
+    if with_kernel(f) == Some(Suspend::Yes) {
+        suspend();
+    }
+}
+
+/// Before one access to a lock word: in time order, paid for; a miss waits
+/// for the line to arrive. The value is taken or changed after this returns.
+#[inline]
+fn access(line: LineId, kind: Access) {
+    step(Kernel::take_turn);
+    if with_kernel(|k| k.access(line, kind)) == Some(Suspend::Yes) {
+        suspend();
+        if kind == Access::Read {
+            with_kernel(|k| k.read_done(line));
+        }
+    }
+}
+
+/// After an access: under full preemption, a preemption point.
+#[inline]
+fn accessed() {
+    step(|k| k.preempt_point(Point::Anywhere));
+}
+
+/// `ns` of kernel work (`user` false) or user work, interruptible where the
+/// preemption model allows.
+pub fn work(ns: u64, user: bool) {
+    let mut left = ns * 1_000;
+    while left > 0 {
+        let Some(end) = with_kernel(|k| k.now() + left) else {
+            return;
+        };
+        if with_kernel(|k| k.teardown) == Some(true) {
+            return;
+        }
+        with_kernel(|k| k.work(left, user));
+        suspend();
+        left = end.saturating_sub(with_kernel(|k| k.now()).unwrap_or(end));
+        let point = if user {
+            Point::UserReturn
+        } else {
+            Point::Anywhere
+        };
+        step(|k| k.preempt_point(point));
+        // Preempted: the rest of the work resumes where the thread runs next.
+    }
+}
+
+/// A preemption point of the engine's own (cond_resched in a walk, the
+/// return to user between operations).
+pub fn preempt_point(point: Point) {
+    step(|k| k.preempt_point(point));
+}
+
+/// The running thread's context switches so far: (voluntary, involuntary).
+pub fn ctx_switches() -> (u64, u64) {
+    with_kernel(|k| {
+        let t = &k.threads()[k.current as usize];
+        (t.nvcsw, t.nivcsw)
+    })
+    .unwrap_or((0, 0))
+}
+
+/// The platform of a simulated thread; see the module doc.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sim;
+
+impl Platform for Sim {
+    type AtomicBool = SimAtomic<AtomicBool>;
+    type AtomicU32 = SimAtomic<AtomicU32>;
+    type AtomicUsize = SimAtomic<AtomicUsize>;
+
+    /// Spinners run with preemption disabled, as in the kernel.
+    const SPINNERS_YIELD: bool = false;
+
+    /// Virtual time is free to read: a timed spin ends exactly at its bound.
+    const SPINS_PER_CLOCK_READ: u64 = 1;
+
+    #[inline]
+    fn spin_hint() {
+        step(|k| k.spin(None));
+    }
+
+    #[inline]
+    fn spin_hint_until(deadline_ns: u64) {
+        step(|k| k.spin(Some(deadline_ns.saturating_mul(1_000))));
+    }
+
+    fn yield_now() {
+        step(Kernel::take_turn);
+        step(Kernel::yield_now);
+    }
+
+    #[inline]
+    fn now_ns() -> u64 {
+        with_kernel(|k| k.now() / 1_000).unwrap_or(0)
+    }
+
+    #[inline]
+    fn preempt_disable() {
+        with_kernel(Kernel::preempt_disable);
+    }
+
+    #[inline]
+    fn preempt_enable() {
+        step(|k| {
+            k.preempt_enable();
+            k.preempt_point(Point::Anywhere)
+        });
+    }
+
+    #[inline]
+    fn might_sleep() {
+        preempt_point(Point::Voluntary);
+    }
+
+    #[inline]
+    fn cpu() -> Option<usize> {
+        with_kernel(|k| k.cpu())
+    }
+
+    unsafe fn park(key: usize, validate: impl FnOnce() -> bool, token: ParkToken) -> ParkResult {
+        lock_bucket(key);
+        if !validate() {
+            unlock_bucket(key);
+            return ParkResult::Invalid;
+        }
+        with_kernel(|k| k.enqueue_parked(key, token)).expect("parking outside a simulation");
+        unlock_bucket(key);
+        loop {
+            match with_kernel(Kernel::block_parked).expect("parking outside a simulation") {
+                Ok(token) => return ParkResult::Unparked(token),
+                Err(Suspend::Yes) => suspend(),
+                Err(Suspend::No) => {}
+            }
+        }
+    }
+
+    unsafe fn unpark_filter(
+        key: usize,
+        mut filter: impl FnMut(ParkToken) -> FilterOp,
+        callback: impl FnOnce(UnparkResult) -> UnparkToken,
+    ) -> UnparkResult {
+        lock_bucket(key);
+        let queue = with_kernel(|k| k.take_queue(key)).unwrap_or_default();
+        let (mut woken, mut rest) = (Vec::new(), std::collections::VecDeque::new());
+        let mut stopped = false;
+        for (tid, token) in queue {
+            if stopped {
+                rest.push_back((tid, token));
+                continue;
+            }
+            match filter(token) {
+                FilterOp::Unpark => woken.push(tid),
+                FilterOp::Skip => rest.push_back((tid, token)),
+                FilterOp::Stop => {
+                    stopped = true;
+                    rest.push_back((tid, token));
+                }
+            }
+        }
+        let mut result = UnparkResult::default();
+        result.unparked_threads = woken.len();
+        result.have_more_threads = !rest.is_empty();
+        let token = callback(result);
+        with_kernel(|k| k.put_queue(key, rest));
+        unlock_bucket(key);
+        for tid in woken {
+            let asleep = with_kernel(|k| k.unpark(tid, token)).unwrap_or(false);
+            if asleep {
+                // try_to_wake_up runs on the waker's CPU.
+                let wakeup = with_kernel(|k| k.costs.sched.wakeup).unwrap_or(0);
+                work(wakeup / 1_000, false);
+            }
+        }
+        result
+    }
+}
+
+/// Take `key`'s queue lock: an atomic on its line, spinning on the line
+/// while another thread holds it.
+fn lock_bucket(key: usize) {
+    let mut first = true;
+    while with_kernel(|k| k.holds_bucket(key) || k.teardown) == Some(false) {
+        access(key, Access::Rmw);
+        step(|k| k.lock_bucket(key, std::mem::replace(&mut first, false)));
+    }
+}
+
+/// Release `key`'s queue lock: a store to its line wakes its spinners.
+fn unlock_bucket(key: usize) {
+    with_kernel(|k| k.unlock_bucket(key));
+    access(key, Access::Write);
+}
+
+/// An atomic word whose every access goes through the simulation's cache
+/// model. The value lives in a real atomic (relaxed: a run is one OS thread,
+/// and runs hand worlds between threads only through join/spawn).
+#[derive(Debug, Default)]
+pub struct SimAtomic<A>(A);
+
+impl<A> SimAtomic<A> {
+    #[inline]
+    fn line(&self) -> LineId {
+        self as *const Self as usize
+    }
+}
+
+macro_rules! sim_atomic_int {
+    ($($atomic:ty => $t:ty,)*) => {$(
+        impl AtomicInt<$t> for SimAtomic<$atomic> {
+            fn new(value: $t) -> Self {
+                SimAtomic(<$atomic>::new(value))
+            }
+            #[inline]
+            fn load(&self, _: Ordering) -> $t {
+                access(self.line(), Access::Read);
+                let v = self.0.load(Ordering::Relaxed);
+                accessed();
+                v
+            }
+            #[inline]
+            fn store(&self, value: $t, _: Ordering) {
+                access(self.line(), Access::Write);
+                self.0.store(value, Ordering::Relaxed);
+                accessed();
+            }
+            #[inline]
+            fn swap(&self, value: $t, _: Ordering) -> $t {
+                access(self.line(), Access::Rmw);
+                let v = self.0.swap(value, Ordering::Relaxed);
+                accessed();
+                v
+            }
+            #[inline]
+            fn compare_exchange(&self, current: $t, new: $t, _: Ordering, _: Ordering) -> Result<$t, $t> {
+                access(self.line(), Access::Rmw);
+                let v = self.0.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed);
+                accessed();
+                v
+            }
+            #[inline]
+            fn compare_exchange_weak(&self, current: $t, new: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                // No spurious failures: a weak CAS fails only as a strong one would.
+                self.compare_exchange(current, new, s, f)
+            }
+            #[inline]
+            fn fetch_add(&self, value: $t, _: Ordering) -> $t {
+                access(self.line(), Access::Rmw);
+                let v = self.0.fetch_add(value, Ordering::Relaxed);
+                accessed();
+                v
+            }
+            #[inline]
+            fn fetch_sub(&self, value: $t, _: Ordering) -> $t {
+                access(self.line(), Access::Rmw);
+                let v = self.0.fetch_sub(value, Ordering::Relaxed);
+                accessed();
+                v
+            }
+            #[inline]
+            fn fetch_or(&self, value: $t, _: Ordering) -> $t {
+                access(self.line(), Access::Rmw);
+                let v = self.0.fetch_or(value, Ordering::Relaxed);
+                accessed();
+                v
+            }
+            #[inline]
+            fn fetch_and(&self, value: $t, _: Ordering) -> $t {
+                access(self.line(), Access::Rmw);
+                let v = self.0.fetch_and(value, Ordering::Relaxed);
+                accessed();
+                v
+            }
+        }
+    )*};
+}
+
+sim_atomic_int! {
+    AtomicU32 => u32,
+    AtomicUsize => usize,
+}
+
+impl AtomicFlag for SimAtomic<AtomicBool> {
+    fn new(value: bool) -> Self {
+        SimAtomic(AtomicBool::new(value))
+    }
+    #[inline]
+    fn load(&self, _: Ordering) -> bool {
+        access(self.line(), Access::Read);
+        let v = self.0.load(Ordering::Relaxed);
+        accessed();
+        v
+    }
+    #[inline]
+    fn store(&self, value: bool, _: Ordering) {
+        access(self.line(), Access::Write);
+        self.0.store(value, Ordering::Relaxed);
+        accessed();
+    }
+}

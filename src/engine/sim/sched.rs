@@ -1,0 +1,273 @@
+//! The scheduler's model: per-CPU run queues, time slices, wake-up
+//! placement and preemption, after CFS (kernel/sched/fair.c before EEVDF)
+//! and the kernel's preemption models.
+//!
+//! - Each CPU runs one thread; runnable threads wait in its run queue,
+//!   ordered by virtual runtime (CPU time received), the least served first.
+//! - A thread's slice is `sched_latency / nr_running`, at least
+//!   `min_granularity`, and it expires at the next scheduler tick after that
+//!   (the tick is where CFS checks it: check_preempt_tick).
+//! - A woken thread goes to its previous CPU if idle, else to an idle CPU of
+//!   the same die, else any idle CPU, else back to its previous CPU's queue
+//!   (select_task_rq_fair in spirit). A sleeper's virtual runtime is placed
+//!   at most half a latency period behind the queue's minimum (place_entity's
+//!   sleeper credit), and it preempts the running thread when it is more than
+//!   `wakeup_granularity` behind it (check_preempt_wakeup).
+//! - A CPU that goes idle pulls the oldest waiting thread of the busiest
+//!   queue (newidle balance).
+//!
+//! When a thread that should be preempted actually is depends on the
+//! preemption model ([`Preempt`], the kernel's PREEMPT_DYNAMIC names): see
+//! [`Point`].
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The kernel's preemption model (CONFIG_PREEMPT_NONE / _VOLUNTARY / PREEMPT,
+/// `preempt=` with PREEMPT_DYNAMIC).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preempt {
+    /// Switch only when a task blocks, or at a return to user space once its
+    /// slice is over or a wakee should run.
+    None,
+    /// Also at might_sleep() / cond_resched() points (the entry of a
+    /// sleeping lock, per vma in a walk, per page-table range in a zap).
+    #[default]
+    Voluntary,
+    /// Anywhere outside a preempt-disabled (spinning or spinlock-holding)
+    /// section.
+    Full,
+}
+
+impl Preempt {
+    pub fn name(self) -> &'static str {
+        match self {
+            Preempt::None => "none",
+            Preempt::Voluntary => "voluntary",
+            Preempt::Full => "full",
+        }
+    }
+}
+
+/// Where a running thread checks whether it should give its CPU away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// Back to user space after an operation (exit_to_user_mode): every model.
+    UserReturn,
+    /// might_sleep() / cond_resched(): voluntary and full.
+    Voluntary,
+    /// Any instruction of kernel code (an interrupt return, preempt_enable):
+    /// full only.
+    Anywhere,
+}
+
+impl Point {
+    /// Whether `model` switches here (when a switch is due and preemption is
+    /// enabled).
+    pub fn switches_under(self, model: Preempt) -> bool {
+        match self {
+            Point::UserReturn => true,
+            Point::Voluntary => model != Preempt::None,
+            Point::Anywhere => model == Preempt::Full,
+        }
+    }
+}
+
+/// Scheduler costs and periods, picoseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedPs {
+    pub ctx_switch: u64,
+    pub wakeup: u64,
+    pub wakeup_idle: u64,
+    pub tick: u64,
+    pub latency: u64,
+    pub min_granularity: u64,
+    pub wakeup_granularity: u64,
+}
+
+impl SchedPs {
+    /// The slice of each of `nr_running` threads sharing a CPU.
+    pub fn slice(&self, nr_running: usize) -> u64 {
+        (self.latency / nr_running.max(1) as u64).max(self.min_granularity)
+    }
+
+    /// The first tick at or after `t` (ticks at multiples of the period).
+    pub fn tick_at_or_after(&self, t: u64) -> u64 {
+        t.div_ceil(self.tick) * self.tick
+    }
+
+    /// Where a thread waking with virtual runtime `vruntime` goes in a queue
+    /// whose minimum is `min_vruntime`: at most half a latency period behind
+    /// it (place_entity's sleeper credit).
+    pub fn place(&self, vruntime: u64, min_vruntime: u64) -> u64 {
+        vruntime.max(min_vruntime.saturating_sub(self.latency / 2))
+    }
+
+    /// Whether a wakee with `woken` virtual runtime preempts the current
+    /// thread at `current` (check_preempt_wakeup / wakeup_preempt_entity).
+    pub fn wakeup_preempts(&self, current: u64, woken: u64) -> bool {
+        current > woken.saturating_add(self.wakeup_granularity)
+    }
+}
+
+/// One CPU.
+#[derive(Debug)]
+pub struct Cpu {
+    /// The thread running here.
+    pub current: Option<u32>,
+    /// Runnable threads waiting here: (virtual runtime, sequence, thread).
+    queue: BTreeSet<(u64, u64, u32)>,
+    /// A wakee should run (set by wake-up preemption, cleared at dispatch).
+    pub need_resched: bool,
+    /// When `current` was dispatched.
+    pub exec_start: u64,
+    /// Time with a current thread before `exec_start`, picoseconds.
+    pub busy: u64,
+    /// The queue's monotonic minimum virtual runtime (cfs_rq->min_vruntime).
+    pub min_vruntime: u64,
+}
+
+impl Cpu {
+    pub fn new() -> Cpu {
+        Cpu {
+            current: None,
+            queue: BTreeSet::new(),
+            need_resched: false,
+            exec_start: 0,
+            busy: 0,
+            min_vruntime: 0,
+        }
+    }
+
+    /// Threads runnable here, the running one included.
+    pub fn nr_running(&self) -> usize {
+        self.queue.len() + usize::from(self.current.is_some())
+    }
+
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn enqueue(&mut self, vruntime: u64, seq: u64, tid: u32) {
+        self.queue.insert((vruntime, seq, tid));
+    }
+
+    /// The least served waiting thread.
+    pub fn pick(&mut self) -> Option<(u64, u32)> {
+        self.queue.pop_first().map(|(v, _, t)| (v, t))
+    }
+
+    /// The waiting thread that has waited longest by its position (for a
+    /// pulling CPU: the one this CPU would run last).
+    pub fn steal(&mut self) -> Option<(u64, u32)> {
+        self.queue.pop_last().map(|(v, _, t)| (v, t))
+    }
+
+    /// The lowest virtual runtime waiting here.
+    pub fn min_queued_vruntime(&self) -> Option<u64> {
+        self.queue.first().map(|&(v, _, _)| v)
+    }
+
+    /// The highest virtual runtime waiting here (where a yielding thread goes).
+    pub fn max_queued_vruntime(&self) -> Option<u64> {
+        self.queue.last().map(|&(v, _, _)| v)
+    }
+
+    /// When the current thread's slice ends, if anyone waits for the CPU.
+    pub fn slice_end(&self, sched: &SchedPs) -> Option<u64> {
+        (!self.queue.is_empty())
+            .then(|| sched.tick_at_or_after(self.exec_start + sched.slice(self.nr_running())))
+    }
+
+    /// Whether the current thread should give the CPU away at `now`.
+    pub fn resched_due(&self, sched: &SchedPs, now: u64) -> bool {
+        self.need_resched || self.slice_end(sched).is_some_and(|end| now >= end)
+    }
+
+    /// Busy time up to `now`, picoseconds.
+    pub fn busy_at(&self, now: u64) -> u64 {
+        self.busy
+            + self
+                .current
+                .map_or(0, |_| now.saturating_sub(self.exec_start))
+    }
+}
+
+impl Default for Cpu {
+    fn default() -> Self {
+        Cpu::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sched() -> SchedPs {
+        SchedPs {
+            ctx_switch: 1,
+            wakeup: 1,
+            wakeup_idle: 1,
+            tick: 4_000,
+            latency: 24_000,
+            min_granularity: 3_000,
+            wakeup_granularity: 4_000,
+        }
+    }
+
+    #[test]
+    fn slices_share_the_latency_down_to_the_minimum_granularity() {
+        let s = sched();
+        assert_eq!(s.slice(1), 24_000);
+        assert_eq!(s.slice(4), 6_000);
+        assert_eq!(s.slice(32), 3_000);
+    }
+
+    #[test]
+    fn a_slice_ends_at_the_next_tick_and_only_when_someone_waits() {
+        let s = sched();
+        let mut cpu = Cpu::new();
+        cpu.current = Some(0);
+        cpu.exec_start = 1_000;
+        assert_eq!(cpu.slice_end(&s), None, "alone: the slice never ends");
+        assert!(!cpu.resched_due(&s, u64::MAX));
+        cpu.enqueue(0, 0, 1);
+        // 2 running: a 12 us slice from 1 us ends at 13 us, checked at the 16 us tick.
+        assert_eq!(cpu.slice_end(&s), Some(16_000));
+        assert!(!cpu.resched_due(&s, 15_999) && cpu.resched_due(&s, 16_000));
+    }
+
+    #[test]
+    fn sleepers_get_at_most_half_a_latency_of_credit_and_preempt_past_the_granularity() {
+        let s = sched();
+        assert_eq!(s.place(0, 100_000), 88_000);
+        assert_eq!(s.place(95_000, 100_000), 95_000);
+        assert!(s.wakeup_preempts(100_000, 95_999));
+        assert!(!s.wakeup_preempts(100_000, 96_000));
+    }
+
+    #[test]
+    fn the_queue_serves_the_least_served_first() {
+        let mut cpu = Cpu::new();
+        cpu.enqueue(50, 0, 7);
+        cpu.enqueue(10, 1, 8);
+        cpu.enqueue(10, 2, 9);
+        assert_eq!(cpu.max_queued_vruntime(), Some(50));
+        assert_eq!(cpu.pick(), Some((10, 8)));
+        assert_eq!(cpu.steal(), Some((50, 7)));
+        assert_eq!(cpu.pick(), Some((10, 9)));
+        assert_eq!(cpu.pick(), None);
+    }
+
+    #[test]
+    fn models_switch_at_their_points() {
+        use Point::*;
+        assert!(UserReturn.switches_under(Preempt::None));
+        assert!(!Voluntary.switches_under(Preempt::None));
+        assert!(Voluntary.switches_under(Preempt::Voluntary));
+        assert!(!Anywhere.switches_under(Preempt::Voluntary));
+        assert!(Anywhere.switches_under(Preempt::Full));
+    }
+}
