@@ -2,30 +2,30 @@
 //! a line for a change.
 //!
 //! Each atomic word a lock uses is one line (the locks keep one hot word per
-//! line or pad: a word's address is its line's name, see `atomic.rs`). A line
-//! has at most one CPU holding it exclusively (after a write) or a set of
-//! CPUs sharing it (after reads), a CPU it was last fetched from, a version
-//! bumped by every write, and the time until which the interconnect is busy
-//! moving it:
+//! line or pad: a word's address is its line's name, see `platform.rs`). A
+//! line has at most one CPU holding it exclusively (after a write) or a set
+//! of CPUs sharing it (after reads), the CPU a reader gets it from, a version
+//! bumped by every write that lands, and the time until which the
+//! interconnect is busy moving it:
 //!
 //! - a read by a CPU that holds the line is a hit (`hit_ns`), and occupies
 //!   nothing;
-//! - a read by any other CPU moves the line from where it is (the transfer
-//!   cost of that distance, `die_ns` ... `remote_ns`, or `memory_ns` for a
-//!   line no cache holds) and makes the reader a sharer;
+//! - a read by any other CPU moves the line from the CPU that last wrote it
+//!   (the transfer cost of that distance, `smt_ns` ... `remote_ns`, or
+//!   `memory_ns` for a line no cache holds) and makes the reader a sharer;
 //! - a write or read-modify-write by the CPU that holds the line alone costs
 //!   `hit_ns` or `atomic_ns`; by any other CPU it first moves the line
 //!   (invalidating every sharer in the same round) and then does the atomic;
-//! - moves of one line happen one at a time: each starts when the line is
-//!   free (`busy_until`) and keeps it busy until done. So after a ticket
+//! - moves of one line happen one at a time: each starts when the one before
+//!   it is done and keeps the line busy until it is. So after a ticket
 //!   release, k spinners re-reading the line are served one after another,
 //!   and the one whose ticket is next waits on average for half of the
 //!   others: the handoff cost `s + c*k/2` of Boyd-Wickizer et al. (2012)
 //!   comes out of this rule, it is not written in anywhere;
-//! - a write does not queue behind reads that have not started: it is served
+//! - a write does not queue behind reads that have not started: the line
+//!   serves its queued writes before its queued reads, so a write is served
 //!   right after the move in flight, and the reads still queued are served
-//!   after it and see its value (they re-request a line the write
-//!   invalidated). So the next holder's release is not held back by the
+//!   after it and see its value. So the next holder's release is not held back by the
 //!   re-reads of spinners that already lost: the assumption under which
 //!   Boyd-Wickizer et al.'s model matched their measurements, and the reason
 //!   its service time has `c*k/2` and not `c*k`;
@@ -57,32 +57,35 @@ pub enum Access {
     Rmw,
 }
 
-/// One line's coherence state.
+/// One line's coherence state, and its queue of moves.
 #[derive(Debug)]
 struct Line {
     /// The CPU holding the line exclusively (after a write), if any.
     owner: Option<u16>,
     /// CPUs holding a shared copy (a bitset over CPU ids), owner excluded.
     sharers: Vec<u64>,
-    /// Bumped by every write: a watcher's view is stale once it differs.
+    /// Where a reader gets the data from: the CPU that wrote it last (its
+    /// copy stays valid, shared, until the next write), or the first CPU
+    /// that fetched a never-written line; None while no cache holds it.
+    source: Option<u16>,
+    /// Bumped when a write's value lands ([`Lines::written`]): a spinner's
+    /// view is stale once it differs.
     version: u64,
-    /// The interconnect is moving this line until then.
-    busy_until: u64,
+    /// A move of the line is in flight (until its requester completes it).
+    busy: bool,
+    /// Moves waiting for the line: writes are served before reads.
+    writes: VecDeque<Request>,
+    reads: VecDeque<Request>,
     /// Threads spinning on the line, with the wait generation they registered in.
     watchers: Vec<(u32, u32)>,
-    /// Reads moving the line or queued to, by start.
-    reads: VecDeque<Read>,
-    /// When the latest write's move ends (writes never overtake writes).
-    writes_until: u64,
 }
 
-/// One read's move of a line.
-#[derive(Clone, Copy, Debug)]
-struct Read {
+/// A thread waiting to move a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Request {
     tid: u32,
     cpu: u16,
-    start: u64,
-    end: u64,
+    kind: Access,
 }
 
 impl Line {
@@ -90,11 +93,12 @@ impl Line {
         Line {
             owner: None,
             sharers: vec![0; cpus.div_ceil(64)],
+            source: None,
             version: 0,
-            busy_until: 0,
-            watchers: Vec::new(),
+            busy: false,
+            writes: VecDeque::new(),
             reads: VecDeque::new(),
-            writes_until: 0,
+            watchers: Vec::new(),
         }
     }
 
@@ -113,10 +117,15 @@ impl Line {
 
     /// Every CPU holding the line but `cpu`.
     fn other_holders(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
-        let sharers = self.sharers.iter().enumerate().flat_map(|(i, &w)| {
-            (0..64)
-                .filter(move |b| w & (1 << b) != 0)
-                .map(move |b| i * 64 + b)
+        let sharers = self.sharers.iter().enumerate().flat_map(|(i, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    i * 64 + b
+                })
+            })
         });
         self.owner
             .map(usize::from)
@@ -126,17 +135,17 @@ impl Line {
     }
 }
 
-/// The outcome of one access.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Done {
-    /// When the access completes (the accessing thread's clock moves here).
-    pub at: u64,
-    /// Whether the access moved the line (a miss).
-    pub moved: bool,
-    /// The line's version the access saw (after it, for a write).
-    pub version: u64,
-    /// Queued reads a write went ahead of: (thread, new completion time).
-    pub delayed: Vec<(u32, u64)>,
+/// What an access does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The line is here (held, or owned for a write): done at `at`.
+    Hit { at: u64 },
+    /// The line moves to the requester now; done at `at`, when the requester
+    /// must call [`Lines::completed`].
+    Moving { at: u64 },
+    /// The line is busy: the request waits its turn, and a later
+    /// [`Lines::completed`] starts it.
+    Queued,
 }
 
 /// Costs of the model in picoseconds, from the machine profile.
@@ -177,10 +186,46 @@ impl LineCosts {
     }
 }
 
+/// Each CPU's core, die and socket, worked out once from the topology (the
+/// cost model asks for a distance on every move).
+struct Places {
+    of: Vec<(u32, u32, u32)>,
+}
+
+impl Places {
+    fn new(t: &Topology, cpus: usize) -> Places {
+        let core = t.threads_per_core as usize;
+        let die = core * t.cores_per_die as usize;
+        let socket = die * t.dies_per_socket as usize;
+        Places {
+            of: (0..cpus)
+                .map(|c| ((c / core) as u32, (c / die) as u32, (c / socket) as u32))
+                .collect(),
+        }
+    }
+
+    /// As [`Topology::distance`], from the table.
+    #[inline]
+    fn distance(&self, a: usize, b: usize) -> Distance {
+        let (x, y) = (self.of[a], self.of[b]);
+        if a == b {
+            Distance::SameCpu
+        } else if x.0 == y.0 {
+            Distance::Smt
+        } else if x.1 == y.1 {
+            Distance::Die
+        } else if x.2 == y.2 {
+            Distance::Socket
+        } else {
+            Distance::Remote
+        }
+    }
+}
+
 /// Every line any simulated CPU has touched.
 pub struct Lines {
     cpus: usize,
-    topology: Topology,
+    places: Places,
     costs: LineCosts,
     lines: FxHashMap<LineId, Line>,
 }
@@ -189,7 +234,7 @@ impl Lines {
     pub fn new(cpus: usize, topology: Topology, costs: LineCosts) -> Lines {
         Lines {
             cpus,
-            topology,
+            places: Places::new(&topology, cpus),
             costs,
             lines: FxHashMap::default(),
         }
@@ -209,7 +254,7 @@ impl Lines {
     }
 
     pub fn distance(&self, a: usize, b: usize) -> Distance {
-        self.topology.distance(a, b)
+        self.places.distance(a, b)
     }
 
     fn line(&mut self, id: LineId) -> &mut Line {
@@ -217,130 +262,105 @@ impl Lines {
         self.lines.entry(id).or_insert_with(|| Line::new(cpus))
     }
 
-    /// Thread `tid` on `cpu` accesses line `id` at time `now`: apply the
-    /// coherence change and say when the access completes.
-    pub fn access(&mut self, id: LineId, cpu: usize, tid: u32, kind: Access, now: u64) -> Done {
-        let Lines {
-            cpus,
-            topology,
-            costs,
-            lines,
-        } = self;
-        let line = lines.entry(id).or_insert_with(|| Line::new(*cpus));
+    /// Thread `tid` on `cpu` accesses line `id` at time `now`.
+    pub fn access(&mut self, id: LineId, cpu: usize, tid: u32, kind: Access, now: u64) -> Outcome {
+        let line = self.line(id);
         let local = match kind {
             Access::Read => line.holds(cpu),
             Access::Write | Access::Rmw => line.exclusive_to(cpu),
         };
-        let op = match kind {
-            Access::Rmw => costs.atomic,
-            Access::Read | Access::Write => costs.hit,
-        };
         if local {
-            if kind != Access::Read {
-                line.version += 1;
-            }
-            return Done {
-                at: now + op,
-                moved: false,
-                version: line.version,
-                delayed: Vec::new(),
+            let op = if kind == Access::Rmw {
+                self.costs.atomic
+            } else {
+                self.costs.hit
             };
+            return Outcome::Hit { at: now + op };
         }
-        // The data comes from the exclusive owner or from a sharer (the
-        // nearest), or from memory if no cache holds it; a write must also
-        // invalidate every other copy, in one round to the farthest.
-        let distances = |line: &Line| {
-            let mut near: Option<Distance> = None;
-            let mut far: Option<Distance> = None;
-            for c in line.other_holders(cpu) {
-                let d = topology.distance(cpu, c);
-                near = Some(near.map_or(d, |n| n.min(d)));
-                far = Some(far.map_or(d, |f| f.max(d)));
-            }
-            (near, far)
+        let req = Request {
+            tid,
+            cpu: cpu as u16,
+            kind,
         };
-        let (near, far) = distances(line);
+        if line.busy {
+            match kind {
+                Access::Read => line.reads.push_back(req),
+                Access::Write | Access::Rmw => line.writes.push_back(req),
+            }
+            return Outcome::Queued;
+        }
+        Outcome::Moving {
+            at: self.start(id, req, now),
+        }
+    }
+
+    /// The move in flight of line `id` completed at `now` (its requester has
+    /// taken or changed the value): start the next one, writes first, and
+    /// say whose it is and when it completes.
+    pub fn completed(&mut self, id: LineId, now: u64) -> Option<(u32, u64)> {
+        let line = self.line(id);
+        line.busy = false;
+        let next = line.writes.pop_front().or_else(|| line.reads.pop_front())?;
+        Some((next.tid, self.start(id, next, now)))
+    }
+
+    /// Move line `id` for `req` from `now`: the coherence change happens
+    /// now, the move completes at the returned time.
+    fn start(&mut self, id: LineId, req: Request, now: u64) -> u64 {
+        let Lines {
+            cpus,
+            places,
+            costs,
+            lines,
+        } = self;
+        let line = lines.entry(id).or_insert_with(|| Line::new(*cpus));
+        let cpu = req.cpu as usize;
+        line.busy = true;
+        // The data comes from where it was last written (or memory, if no
+        // cache holds it); a write must also invalidate every other copy, in
+        // one round to the farthest.
         let data = if line.holds(cpu) {
             0
         } else {
-            near.map_or(costs.memory, |d| costs.transfer(d))
+            line.source.map_or(costs.memory, |c| {
+                costs.transfer(places.distance(cpu, c as usize))
+            })
         };
-        let xfer = match kind {
-            Access::Read => data,
-            Access::Write | Access::Rmw => data.max(far.map_or(0, |d| costs.transfer(d))),
-        };
-        while line.reads.front().is_some_and(|r| r.end <= now) {
-            line.reads.pop_front();
-        }
-        if kind == Access::Read {
-            let start = now.max(line.busy_until);
-            let at = start + xfer;
-            line.busy_until = at;
-            line.reads.push_back(Read {
-                tid,
-                cpu: cpu as u16,
-                start,
-                end: at,
-            });
-            if let Some(o) = line.owner.take() {
-                set(&mut line.sharers, o as usize);
+        match req.kind {
+            Access::Read => {
+                if let Some(o) = line.owner.take() {
+                    set(&mut line.sharers, o as usize);
+                }
+                set(&mut line.sharers, cpu);
+                line.source.get_or_insert(req.cpu);
+                now + data
             }
-            set(&mut line.sharers, cpu);
-            return Done {
-                at,
-                moved: true,
-                version: line.version,
-                delayed: Vec::new(),
-            };
+            Access::Write | Access::Rmw => {
+                let invalidate = line
+                    .other_holders(cpu)
+                    .map(|c| places.distance(cpu, c))
+                    .max()
+                    .map_or(0, |far| costs.transfer(far));
+                line.sharers.iter_mut().for_each(|w| *w = 0);
+                line.owner = Some(req.cpu);
+                line.source = Some(req.cpu);
+                let op = if req.kind == Access::Rmw {
+                    costs.atomic
+                } else {
+                    0
+                };
+                now + data.max(invalidate) + op
+            }
         }
-        // A write: after the moves in flight, ahead of the reads not started.
-        let in_flight = line
-            .reads
-            .iter()
-            .filter(|r| r.start <= now)
-            .map(|r| r.end)
-            .max()
-            .unwrap_or(0);
-        let start = now.max(line.writes_until).max(in_flight);
-        let at = start + xfer + if kind == Access::Rmw { op } else { 0 };
-        line.writes_until = at;
+    }
+
+    /// A write's value landed in `id` (the writer applied it when its move
+    /// completed): bump the version and hand over the line's spinners, in
+    /// registration order (the caller puts them in the interconnect's order).
+    pub fn written(&mut self, id: LineId) -> Vec<(u32, u32)> {
+        let line = self.line(id);
         line.version += 1;
-        line.sharers.iter_mut().for_each(|w| *w = 0);
-        // The reads it went ahead of move the line from the writer, one after
-        // another, and end up sharing it with the writer.
-        let overtaken: Vec<Read> = line
-            .reads
-            .iter()
-            .copied()
-            .filter(|r| r.start >= start)
-            .collect();
-        line.reads.retain(|r| r.start < start);
-        let mut busy = at;
-        let mut delayed = Vec::with_capacity(overtaken.len());
-        for r in &overtaken {
-            let end = busy + costs.transfer(topology.distance(r.cpu as usize, cpu));
-            line.reads.push_back(Read {
-                start: busy,
-                end,
-                ..*r
-            });
-            set(&mut line.sharers, r.cpu as usize);
-            delayed.push((r.tid, end));
-            busy = end;
-        }
-        if overtaken.is_empty() {
-            line.owner = Some(cpu as u16);
-        } else {
-            line.owner = None;
-            set(&mut line.sharers, cpu);
-        }
-        line.busy_until = busy;
-        Done {
-            at,
-            moved: true,
-            version: line.version,
-            delayed,
-        }
+        std::mem::take(&mut line.watchers)
     }
 
     /// The line's version now (0 for a line never written).
@@ -348,18 +368,9 @@ impl Lines {
         self.lines.get(&id).map_or(0, |l| l.version)
     }
 
-    /// Register thread `tid` (wait generation `gen`) as spinning on `id`.
+    /// Register thread `tid` (wait generation `generation`) as spinning on `id`.
     pub fn watch(&mut self, id: LineId, tid: u32, generation: u32) {
         self.line(id).watchers.push((tid, generation));
-    }
-
-    /// Take the watchers of `id` (after a write to it), in registration
-    /// order; the caller puts them in the interconnect's order.
-    pub fn take_watchers(&mut self, id: LineId) -> Vec<(u32, u32)> {
-        self.lines
-            .get_mut(&id)
-            .map(|l| std::mem::take(&mut l.watchers))
-            .unwrap_or_default()
     }
 }
 
@@ -371,13 +382,16 @@ fn set(bits: &mut [u64], cpu: usize) {
 mod tests {
     use super::*;
 
-    fn lines(cpus: usize) -> Lines {
-        let topology = Topology {
+    fn topology() -> Topology {
+        Topology {
             sockets: 2,
             dies_per_socket: 1,
             cores_per_die: 4,
             threads_per_core: 1,
-        };
+        }
+    }
+
+    fn lines(cpus: usize) -> Lines {
         let costs = LineCosts {
             hit: 1_000,
             atomic: 5_000,
@@ -385,90 +399,123 @@ mod tests {
             by_distance: [1_000, 7_000, 40_000, 60_000, 130_000],
             service: LineService::Random,
         };
-        Lines::new(cpus, topology, costs)
+        Lines::new(cpus, topology(), costs)
+    }
+
+    /// Access and, for a move, complete it at once (nothing else queued):
+    /// the time the access is done.
+    fn done(l: &mut Lines, id: LineId, cpu: usize, kind: Access, now: u64) -> u64 {
+        match l.access(id, cpu, cpu as u32, kind, now) {
+            Outcome::Hit { at } => at,
+            Outcome::Moving { at } => {
+                assert_eq!(l.completed(id, at), None, "nothing was queued");
+                at
+            }
+            Outcome::Queued => panic!("the line was busy"),
+        }
     }
 
     #[test]
     fn a_cold_line_comes_from_memory_then_hits() {
         let mut l = lines(8);
-        let first = l.access(0x40, 0, 0, Access::Read, 0);
-        assert_eq!((first.at, first.moved), (80_000, true));
-        let again = l.access(0x40, 0, 0, Access::Read, first.at);
-        assert_eq!((again.at, again.moved), (first.at + 1_000, false));
+        assert_eq!(
+            l.access(0x40, 0, 0, Access::Read, 0),
+            Outcome::Moving { at: 80_000 }
+        );
+        l.completed(0x40, 80_000);
+        assert_eq!(
+            l.access(0x40, 0, 0, Access::Read, 80_000),
+            Outcome::Hit { at: 81_000 }
+        );
     }
 
     #[test]
     fn an_rmw_on_an_owned_line_is_local_and_on_a_shared_one_moves_it() {
         let mut l = lines(8);
-        let a = l.access(0x40, 0, 0, Access::Rmw, 0);
-        let local = l.access(0x40, 0, 0, Access::Rmw, a.at);
-        assert_eq!(local.at - a.at, 5_000, "owned: just the atomic");
+        let a = done(&mut l, 0x40, 0, Access::Rmw, 0);
+        let local = done(&mut l, 0x40, 0, Access::Rmw, a);
+        assert_eq!(local - a, 5_000, "owned: just the atomic");
         // CPU 1 (same die) reads it: one die transfer; now both share it.
-        let r = l.access(0x40, 1, 1, Access::Read, local.at);
-        assert_eq!(r.at - local.at, 40_000);
-        // CPU 0 writes again: it shares the line with 1, so it must move it.
-        let w = l.access(0x40, 0, 0, Access::Rmw, r.at);
-        assert!(w.moved && w.version == 3);
+        let r = done(&mut l, 0x40, 1, Access::Read, local);
+        assert_eq!(r - local, 40_000);
+        // CPU 0 writes again: it shares the line with 1, so it must
+        // invalidate 1's copy first (one die transfer) and then do the atomic.
+        let w = done(&mut l, 0x40, 0, Access::Rmw, r);
+        assert_eq!(w - r, 40_000 + 5_000);
         // CPU 4 is on the other socket: a remote transfer.
-        let far = l.access(0x40, 4, 4, Access::Read, w.at);
-        assert_eq!(far.at - w.at, 130_000);
+        let far = done(&mut l, 0x40, 4, Access::Read, w);
+        assert_eq!(far - w, 130_000);
     }
 
     #[test]
-    fn moves_of_one_line_are_served_one_at_a_time() {
+    fn moves_of_one_line_are_served_one_at_a_time_writes_first() {
         let mut l = lines(8);
-        let w = l.access(0x40, 0, 0, Access::Write, 0);
-        // Three CPUs of the die re-read the written line at the same instant:
-        // the k-th completes after k transfers.
-        let done: Vec<u64> = (1..4)
-            .map(|cpu| l.access(0x40, cpu, cpu as u32, Access::Read, w.at).at - w.at)
-            .collect();
-        assert_eq!(done, vec![40_000, 80_000, 120_000]);
+        let w = done(&mut l, 0x40, 0, Access::Write, 0);
+        // CPUs 1, 2, 3 re-read the written line at once: 1 moves it, 2 and 3 queue.
+        assert_eq!(
+            l.access(0x40, 1, 1, Access::Read, w),
+            Outcome::Moving { at: w + 40_000 }
+        );
+        assert_eq!(l.access(0x40, 2, 2, Access::Read, w), Outcome::Queued);
+        assert_eq!(l.access(0x40, 3, 3, Access::Read, w), Outcome::Queued);
+        // CPU 0 writes while 1's read is in flight: it goes ahead of 2 and 3.
+        assert_eq!(
+            l.access(0x40, 0, 0, Access::Rmw, w + 10_000),
+            Outcome::Queued
+        );
+        let one = w + 40_000;
+        // 0 shares the line with 1 by then: invalidating 1 is one die round.
+        assert_eq!(l.completed(0x40, one), Some((0, one + 40_000 + 5_000)));
+        let zero = one + 45_000;
+        assert_eq!(l.completed(0x40, zero), Some((2, zero + 40_000)));
+        assert_eq!(l.completed(0x40, zero + 40_000), Some((3, zero + 80_000)));
+        assert_eq!(l.completed(0x40, zero + 80_000), None);
         // A sharer's own re-read is a hit and waits for nothing.
-        let hit = l.access(0x40, 2, 2, Access::Read, w.at);
-        assert_eq!(hit.at - w.at, 1_000);
+        assert_eq!(
+            l.access(0x40, 2, 2, Access::Read, zero + 80_000),
+            Outcome::Hit { at: zero + 81_000 }
+        );
     }
 
     #[test]
-    fn a_write_goes_ahead_of_reads_not_started_and_they_see_it() {
-        let mut l = lines(8);
-        let w = l.access(0x40, 0, 0, Access::Write, 0);
-        // Three reads queue: the first is in flight until +40 ns.
-        let reads: Vec<u64> = (1..4)
-            .map(|cpu| l.access(0x40, cpu, cpu as u32, Access::Read, w.at).at)
-            .collect();
-        // CPU 0 writes 10 ns in: it waits for the read in flight, not the others.
-        let w2 = l.access(0x40, 0, 0, Access::Rmw, w.at + 10_000);
-        assert_eq!(w2.at, reads[0] + 40_000 + 5_000);
-        // The two reads not started are served after it, from CPU 0.
-        assert_eq!(w2.delayed, vec![(2, w2.at + 40_000), (3, w2.at + 80_000)]);
-    }
-
-    #[test]
-    fn a_write_invalidates_every_sharer_and_bumps_the_version() {
+    fn a_write_invalidates_every_sharer_in_one_round_to_the_farthest() {
         let mut l = lines(128);
+        let mut t = 0;
         for cpu in [3, 70, 127] {
-            l.access(0x80, cpu, cpu as u32, Access::Read, 0);
+            t = done(&mut l, 0x80, cpu, Access::Read, t);
         }
-        let v = l.version(0x80);
-        l.access(0x80, 5, 5, Access::Rmw, 1_000_000);
-        assert_eq!(l.version(0x80), v + 1);
+        // CPU 5 (socket 1) writes: 3 is on socket 0, so the round is remote.
+        assert_eq!(done(&mut l, 0x80, 5, Access::Rmw, t) - t, 130_000 + 5_000);
         for cpu in [3, 70, 127] {
             assert!(
-                l.access(0x80, cpu, cpu as u32, Access::Read, 2_000_000)
-                    .moved,
-                "{cpu}"
+                matches!(
+                    l.access(0x80, cpu, cpu as u32, Access::Read, t + 200_000),
+                    Outcome::Moving { .. } | Outcome::Queued
+                ),
+                "{cpu} still hits after the write"
             );
         }
     }
 
     #[test]
-    fn watchers_are_taken_once() {
+    fn a_landed_write_bumps_the_version_and_hands_over_the_watchers_once() {
         let mut l = lines(8);
         l.watch(0x40, 1, 0);
         l.watch(0x40, 2, 7);
-        assert_eq!(l.take_watchers(0x40), vec![(1, 0), (2, 7)]);
-        assert!(l.take_watchers(0x40).is_empty());
-        assert!(l.take_watchers(0x99).is_empty());
+        assert_eq!(l.version(0x40), 0);
+        assert_eq!(l.written(0x40), vec![(1, 0), (2, 7)]);
+        assert_eq!(l.version(0x40), 1);
+        assert!(l.written(0x40).is_empty());
+        assert!(l.written(0x99).is_empty());
+    }
+
+    #[test]
+    fn places_agree_with_the_profile_topology() {
+        let l = lines(8);
+        for a in 0..8 {
+            for b in 0..8 {
+                assert_eq!(l.distance(a, b), topology().distance(a, b), "{a} {b}");
+            }
+        }
     }
 }

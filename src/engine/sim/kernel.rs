@@ -14,7 +14,7 @@
 //! yields its turn if another event is due earlier ([`Kernel::take_turn`]),
 //! so every access to a line happens in virtual-time order.
 
-use super::cache::{Access, LineCosts, LineId, Lines, ps};
+use super::cache::{Access, LineCosts, LineId, Lines, Outcome, ps};
 use super::events::Events;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
 use crate::locks::platform::{ParkToken, UnparkToken};
@@ -271,56 +271,68 @@ impl Kernel {
 
     // ---- cache lines ----
 
-    /// The running thread accesses `line`: pay for it, remember a read for
-    /// the next spin hint, and wake the line's spinners after a write. A miss
-    /// completes when the line has moved: the thread waits until then
-    /// ([`Suspend::Yes`]) and only then takes or changes the value.
+    /// The running thread accesses `line`. A hit just costs time; a miss
+    /// waits ([`Suspend::Yes`]) until the line has moved to it (its turn in
+    /// the line's queue, then the move), and only then does the caller take
+    /// or change the value and call [`Kernel::accessed`].
     pub fn access(&mut self, line: LineId, kind: Access) -> Suspend {
         if self.teardown {
             return Suspend::No;
         }
         let (me, cpu, now) = (self.current, self.cpu(), self.now());
-        let done = self.lines.access(line, cpu, me, kind, now);
         self.counters.accesses += 1;
-        if kind != Access::Read {
-            self.wake_spinners(line, cpu, done.at);
-        }
-        for &(reader, at) in &done.delayed {
-            let t = &mut self.threads[reader as usize];
-            if t.wait == Wait::Move {
-                t.generation += 1;
-                let g = t.generation;
-                self.events.push(at, reader, g);
+        match self.lines.access(line, cpu, me, kind, now) {
+            Outcome::Hit { at } => {
+                self.me().now = at;
+                Suspend::No
+            }
+            Outcome::Moving { at } => {
+                self.counters.misses += 1;
+                self.wait_move(me, at);
+                Suspend::Yes
+            }
+            Outcome::Queued => {
+                self.counters.misses += 1;
+                self.me().wait = Wait::Move;
+                Suspend::Yes
             }
         }
-        if !done.moved {
-            let t = self.me();
-            t.now = done.at;
-            if kind == Access::Read {
-                t.note_read(line, done.version);
-            }
-            return Suspend::No;
-        }
-        self.counters.misses += 1;
-        let t = self.me();
+    }
+
+    /// `tid`'s move completes at `at`.
+    fn wait_move(&mut self, tid: u32, at: u64) {
+        let t = &mut self.threads[tid as usize];
         t.wait = Wait::Move;
         let g = t.generation;
-        self.events.push(done.at, me, g);
-        Suspend::Yes
+        self.events.push(at, tid, g);
     }
 
-    /// A read that moved the line has completed: remember the version it saw.
-    pub fn read_done(&mut self, line: LineId) {
-        let version = self.lines.version(line);
-        self.me().note_read(line, version);
+    /// After the running thread took or changed the value of `line` (`moved`:
+    /// the access was a miss): note what a read saw, let the line serve its
+    /// next queued move, and wake the spinners of a write.
+    pub fn accessed(&mut self, line: LineId, kind: Access, moved: bool) {
+        if self.teardown {
+            return;
+        }
+        if kind == Access::Read {
+            let version = self.lines.version(line);
+            self.me().note_read(line, version);
+        } else {
+            self.written(line);
+        }
+        if moved && let Some((next, at)) = self.lines.completed(line, self.now()) {
+            self.wait_move(next, at);
+        }
     }
 
-    /// A write to `line` completed at `at`: the spinners on it re-read it,
-    /// served in the interconnect's order.
-    fn wake_spinners(&mut self, line: LineId, writer: usize, at: u64) {
+    /// The running thread's write to `line` has landed (it applied the
+    /// value now): the spinners on the line re-read it, served in the
+    /// interconnect's order.
+    fn written(&mut self, line: LineId) {
+        let (writer, at) = (self.cpu(), self.now());
         let mut woken: Vec<u32> = self
             .lines
-            .take_watchers(line)
+            .written(line)
             .into_iter()
             .filter(|&(tid, g)| {
                 let t = &self.threads[tid as usize];
@@ -458,17 +470,14 @@ impl Kernel {
 
     /// Take the queue lock of `key` (the kernel's wait_lock, a spinlock on
     /// the line beside the lock word): spin while another thread holds it.
-    /// raw_spin_lock_irq: preemption stays off from the first attempt to
-    /// the release ([`Kernel::unlock_bucket`]).
-    pub fn lock_bucket(&mut self, key: usize, first_attempt: bool) -> Suspend {
+    /// Take the queue lock of `key` (the kernel's wait_lock, a spinlock on
+    /// the line beside the lock word) if it is free; else spin on its line
+    /// until the holder's release writes it ([`Suspend::Yes`]: try again).
+    pub fn lock_bucket(&mut self, key: usize) -> Suspend {
         if self.teardown {
             return Suspend::No;
         }
-        if first_attempt {
-            self.preempt_disable();
-        }
         if self.held_buckets.contains_key(&key) {
-            // Spin on the line until the holder's release writes it.
             let me = self.current;
             let t = self.me();
             t.generation += 1;
@@ -485,7 +494,6 @@ impl Kernel {
     /// Release the queue lock of `key` (the caller then writes its line).
     pub fn unlock_bucket(&mut self, key: usize) {
         self.held_buckets.remove(&key);
-        self.preempt_enable();
     }
 
     /// Whether the running thread holds the queue lock of `key`.

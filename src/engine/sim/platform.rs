@@ -81,22 +81,28 @@ fn step(f: impl FnOnce(&mut Kernel) -> Suspend) {
 }
 
 /// Before one access to a lock word: in time order, paid for; a miss waits
-/// for the line to arrive. The value is taken or changed after this returns.
+/// for the line to arrive. The value is taken or changed after this
+/// returns, then [`accessed`] is called with what this returned (whether the
+/// line moved).
 #[inline]
-fn access(line: LineId, kind: Access) {
+fn access(line: LineId, kind: Access) -> bool {
     step(Kernel::take_turn);
-    if with_kernel(|k| k.access(line, kind)) == Some(Suspend::Yes) {
+    let moved = with_kernel(|k| k.access(line, kind)) == Some(Suspend::Yes);
+    if moved {
         suspend();
-        if kind == Access::Read {
-            with_kernel(|k| k.read_done(line));
-        }
     }
+    moved
 }
 
-/// After an access: under full preemption, a preemption point.
+/// After an access, with its value taken or changed: the line serves its
+/// next move, a write wakes the line's spinners; under full preemption, a
+/// preemption point.
 #[inline]
-fn accessed() {
-    step(|k| k.preempt_point(Point::Anywhere));
+fn accessed(line: LineId, kind: Access, moved: bool) {
+    step(|k| {
+        k.accessed(line, kind, moved);
+        k.preempt_point(Point::Anywhere)
+    });
 }
 
 /// `ns` of kernel work (`user` false) or user work, interruptible where the
@@ -254,20 +260,32 @@ impl Platform for Sim {
     }
 }
 
-/// Take `key`'s queue lock: an atomic on its line, spinning on the line
-/// while another thread holds it.
+/// raw_spin_lock_irq(&wait_lock): preemption off until the unlock; read the
+/// lock's line, spin on it while another thread holds the lock, then take it
+/// with an atomic.
 fn lock_bucket(key: usize) {
-    let mut first = true;
+    with_kernel(Kernel::preempt_disable);
     while with_kernel(|k| k.holds_bucket(key) || k.teardown) == Some(false) {
-        access(key, Access::Rmw);
-        step(|k| k.lock_bucket(key, std::mem::replace(&mut first, false)));
+        let moved = access(key, Access::Read);
+        with_kernel(|k| k.accessed(key, Access::Read, moved));
+        if with_kernel(|k| k.lock_bucket(key)) == Some(Suspend::No) {
+            let moved = access(key, Access::Rmw);
+            with_kernel(|k| k.accessed(key, Access::Rmw, moved));
+        } else {
+            suspend();
+        }
     }
 }
 
-/// Release `key`'s queue lock: a store to its line wakes its spinners.
+/// raw_spin_unlock_irq(&wait_lock): a store to its line wakes its spinners.
 fn unlock_bucket(key: usize) {
     with_kernel(|k| k.unlock_bucket(key));
-    access(key, Access::Write);
+    let moved = access(key, Access::Write);
+    step(|k| {
+        k.accessed(key, Access::Write, moved);
+        k.preempt_enable();
+        k.preempt_point(Point::Anywhere)
+    });
 }
 
 /// An atomic word whose every access goes through the simulation's cache
@@ -291,29 +309,29 @@ macro_rules! sim_atomic_int {
             }
             #[inline]
             fn load(&self, _: Ordering) -> $t {
-                access(self.line(), Access::Read);
+                let moved = access(self.line(), Access::Read);
                 let v = self.0.load(Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Read, moved);
                 v
             }
             #[inline]
             fn store(&self, value: $t, _: Ordering) {
-                access(self.line(), Access::Write);
+                let moved = access(self.line(), Access::Write);
                 self.0.store(value, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Write, moved);
             }
             #[inline]
             fn swap(&self, value: $t, _: Ordering) -> $t {
-                access(self.line(), Access::Rmw);
+                let moved = access(self.line(), Access::Rmw);
                 let v = self.0.swap(value, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Rmw, moved);
                 v
             }
             #[inline]
             fn compare_exchange(&self, current: $t, new: $t, _: Ordering, _: Ordering) -> Result<$t, $t> {
-                access(self.line(), Access::Rmw);
+                let moved = access(self.line(), Access::Rmw);
                 let v = self.0.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Rmw, moved);
                 v
             }
             #[inline]
@@ -323,30 +341,30 @@ macro_rules! sim_atomic_int {
             }
             #[inline]
             fn fetch_add(&self, value: $t, _: Ordering) -> $t {
-                access(self.line(), Access::Rmw);
+                let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_add(value, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_sub(&self, value: $t, _: Ordering) -> $t {
-                access(self.line(), Access::Rmw);
+                let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_sub(value, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_or(&self, value: $t, _: Ordering) -> $t {
-                access(self.line(), Access::Rmw);
+                let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_or(value, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_and(&self, value: $t, _: Ordering) -> $t {
-                access(self.line(), Access::Rmw);
+                let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_and(value, Ordering::Relaxed);
-                accessed();
+                accessed(self.line(), Access::Rmw, moved);
                 v
             }
         }
@@ -364,15 +382,15 @@ impl AtomicFlag for SimAtomic<AtomicBool> {
     }
     #[inline]
     fn load(&self, _: Ordering) -> bool {
-        access(self.line(), Access::Read);
+        let moved = access(self.line(), Access::Read);
         let v = self.0.load(Ordering::Relaxed);
-        accessed();
+        accessed(self.line(), Access::Read, moved);
         v
     }
     #[inline]
     fn store(&self, value: bool, _: Ordering) {
-        access(self.line(), Access::Write);
+        let moved = access(self.line(), Access::Write);
         self.0.store(value, Ordering::Relaxed);
-        accessed();
+        accessed(self.line(), Access::Write, moved);
     }
 }

@@ -46,10 +46,12 @@ pub struct Timers<'a> {
 pub struct Ended {
     /// Virtual time of the last event run, picoseconds.
     pub at_ps: u64,
-    /// Threads still running at the watchdog.
-    pub cut_off: usize,
-    /// Threads parked for good: no event was left to wake them.
-    pub stuck: usize,
+    /// The watchdog stopped the run.
+    pub cut_off: bool,
+    /// Threads whose bodies had not returned at the end: cut off by the
+    /// watchdog, or (when no event was left) waiting for a wake-up that
+    /// nothing will send.
+    pub unfinished: usize,
     /// Events run (stale ones not counted).
     pub events: u64,
     pub wall: Duration,
@@ -82,7 +84,7 @@ pub fn run(
     let kernel = RefCell::new(kernel);
     let mut coroutines: Vec<Option<Coroutine<(), (), (), DefaultStack>>> =
         bodies.into_iter().map(|b| Some(coroutine(b))).collect();
-    let (mut events, mut last, mut stopped) = (0u64, 0u64, false);
+    let (mut events, mut last, mut stopped, mut cut_off) = (0u64, 0u64, false, false);
     let mut next_window = timers.window_ps;
     platform::installed(&kernel, || {
         loop {
@@ -106,9 +108,7 @@ pub fn run(
                 (timers.on_stop)();
             }
             if ev.at >= timers.cut_off_ps {
-                // Put it back so the count of cut-off threads sees it running.
-                let mut k = kernel.borrow_mut();
-                k.events.push(ev.at, ev.tid, ev.generation);
+                cut_off = true;
                 break;
             }
             kernel.borrow_mut().resume(ev.tid, ev.at);
@@ -136,11 +136,8 @@ pub fn run(
     let threads = k.threads();
     Ended {
         at_ps: last,
-        cut_off: threads
-            .iter()
-            .filter(|t| t.state == State::Running || t.state == State::Runnable)
-            .count(),
-        stuck: threads.iter().filter(|t| t.state == State::Parked).count(),
+        cut_off,
+        unfinished: threads.iter().filter(|t| t.state != State::Done).count(),
         events,
         wall: wall.elapsed(),
         counters: k.counters,
