@@ -47,6 +47,10 @@ use std::collections::VecDeque;
 /// A line's name: the address of the atomic word.
 pub type LineId = usize;
 
+/// Where a line's state is kept: looked up once per access by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot(u32);
+
 /// How an access uses the line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -227,7 +231,8 @@ pub struct Lines {
     cpus: usize,
     places: Places,
     costs: LineCosts,
-    lines: FxHashMap<LineId, Line>,
+    slots: FxHashMap<LineId, Slot>,
+    lines: Vec<Line>,
 }
 
 impl Lines {
@@ -236,7 +241,8 @@ impl Lines {
             cpus,
             places: Places::new(&topology, cpus),
             costs,
-            lines: FxHashMap::default(),
+            slots: FxHashMap::default(),
+            lines: Vec::new(),
         }
     }
 
@@ -257,13 +263,21 @@ impl Lines {
         self.places.distance(a, b)
     }
 
-    fn line(&mut self, id: LineId) -> &mut Line {
-        let cpus = self.cpus;
-        self.lines.entry(id).or_insert_with(|| Line::new(cpus))
+    /// The slot of the line named `id`, made on its first use.
+    pub fn slot(&mut self, id: LineId) -> Slot {
+        let (cpus, lines) = (self.cpus, &mut self.lines);
+        *self.slots.entry(id).or_insert_with(|| {
+            lines.push(Line::new(cpus));
+            Slot(lines.len() as u32 - 1)
+        })
+    }
+
+    fn line(&mut self, slot: Slot) -> &mut Line {
+        &mut self.lines[slot.0 as usize]
     }
 
     /// Thread `tid` on `cpu` accesses line `id` at time `now`.
-    pub fn access(&mut self, id: LineId, cpu: usize, tid: u32, kind: Access, now: u64) -> Outcome {
+    pub fn access(&mut self, id: Slot, cpu: usize, tid: u32, kind: Access, now: u64) -> Outcome {
         let line = self.line(id);
         let local = match kind {
             Access::Read => line.holds(cpu),
@@ -297,7 +311,7 @@ impl Lines {
     /// The move in flight of line `id` completed at `now` (its requester has
     /// taken or changed the value): start the next one, writes first, and
     /// say whose it is and when it completes.
-    pub fn completed(&mut self, id: LineId, now: u64) -> Option<(u32, u64)> {
+    pub fn completed(&mut self, id: Slot, now: u64) -> Option<(u32, u64)> {
         let line = self.line(id);
         line.busy = false;
         let next = line.writes.pop_front().or_else(|| line.reads.pop_front())?;
@@ -306,14 +320,14 @@ impl Lines {
 
     /// Move line `id` for `req` from `now`: the coherence change happens
     /// now, the move completes at the returned time.
-    fn start(&mut self, id: LineId, req: Request, now: u64) -> u64 {
+    fn start(&mut self, id: Slot, req: Request, now: u64) -> u64 {
         let Lines {
-            cpus,
             places,
             costs,
             lines,
+            ..
         } = self;
-        let line = lines.entry(id).or_insert_with(|| Line::new(*cpus));
+        let line = &mut lines[id.0 as usize];
         let cpu = req.cpu as usize;
         line.busy = true;
         // The data comes from where it was last written (or memory, if no
@@ -357,19 +371,19 @@ impl Lines {
     /// A write's value landed in `id` (the writer applied it when its move
     /// completed): bump the version and hand over the line's spinners, in
     /// registration order (the caller puts them in the interconnect's order).
-    pub fn written(&mut self, id: LineId) -> Vec<(u32, u32)> {
+    pub fn written(&mut self, id: Slot) -> Vec<(u32, u32)> {
         let line = self.line(id);
         line.version += 1;
         std::mem::take(&mut line.watchers)
     }
 
     /// The line's version now (0 for a line never written).
-    pub fn version(&self, id: LineId) -> u64 {
-        self.lines.get(&id).map_or(0, |l| l.version)
+    pub fn version(&self, id: Slot) -> u64 {
+        self.lines[id.0 as usize].version
     }
 
     /// Register thread `tid` (wait generation `generation`) as spinning on `id`.
-    pub fn watch(&mut self, id: LineId, tid: u32, generation: u32) {
+    pub fn watch(&mut self, id: Slot, tid: u32, generation: u32) {
         self.line(id).watchers.push((tid, generation));
     }
 }
@@ -405,6 +419,7 @@ mod tests {
     /// Access and, for a move, complete it at once (nothing else queued):
     /// the time the access is done.
     fn done(l: &mut Lines, id: LineId, cpu: usize, kind: Access, now: u64) -> u64 {
+        let id = l.slot(id);
         match l.access(id, cpu, cpu as u32, kind, now) {
             Outcome::Hit { at } => at,
             Outcome::Moving { at } => {
@@ -418,13 +433,14 @@ mod tests {
     #[test]
     fn a_cold_line_comes_from_memory_then_hits() {
         let mut l = lines(8);
+        let s40 = l.slot(0x40);
         assert_eq!(
-            l.access(0x40, 0, 0, Access::Read, 0),
+            l.access(s40, 0, 0, Access::Read, 0),
             Outcome::Moving { at: 80_000 }
         );
-        l.completed(0x40, 80_000);
+        l.completed(s40, 80_000);
         assert_eq!(
-            l.access(0x40, 0, 0, Access::Read, 80_000),
+            l.access(s40, 0, 0, Access::Read, 80_000),
             Outcome::Hit { at: 81_000 }
         );
     }
@@ -450,29 +466,30 @@ mod tests {
     #[test]
     fn moves_of_one_line_are_served_one_at_a_time_writes_first() {
         let mut l = lines(8);
+        let s40 = l.slot(0x40);
         let w = done(&mut l, 0x40, 0, Access::Write, 0);
         // CPUs 1, 2, 3 re-read the written line at once: 1 moves it, 2 and 3 queue.
         assert_eq!(
-            l.access(0x40, 1, 1, Access::Read, w),
+            l.access(s40, 1, 1, Access::Read, w),
             Outcome::Moving { at: w + 40_000 }
         );
-        assert_eq!(l.access(0x40, 2, 2, Access::Read, w), Outcome::Queued);
-        assert_eq!(l.access(0x40, 3, 3, Access::Read, w), Outcome::Queued);
+        assert_eq!(l.access(s40, 2, 2, Access::Read, w), Outcome::Queued);
+        assert_eq!(l.access(s40, 3, 3, Access::Read, w), Outcome::Queued);
         // CPU 0 writes while 1's read is in flight: it goes ahead of 2 and 3.
         assert_eq!(
-            l.access(0x40, 0, 0, Access::Rmw, w + 10_000),
+            l.access(s40, 0, 0, Access::Rmw, w + 10_000),
             Outcome::Queued
         );
         let one = w + 40_000;
         // 0 shares the line with 1 by then: invalidating 1 is one die round.
-        assert_eq!(l.completed(0x40, one), Some((0, one + 40_000 + 5_000)));
+        assert_eq!(l.completed(s40, one), Some((0, one + 40_000 + 5_000)));
         let zero = one + 45_000;
-        assert_eq!(l.completed(0x40, zero), Some((2, zero + 40_000)));
-        assert_eq!(l.completed(0x40, zero + 40_000), Some((3, zero + 80_000)));
-        assert_eq!(l.completed(0x40, zero + 80_000), None);
+        assert_eq!(l.completed(s40, zero), Some((2, zero + 40_000)));
+        assert_eq!(l.completed(s40, zero + 40_000), Some((3, zero + 80_000)));
+        assert_eq!(l.completed(s40, zero + 80_000), None);
         // A sharer's own re-read is a hit and waits for nothing.
         assert_eq!(
-            l.access(0x40, 2, 2, Access::Read, zero + 80_000),
+            l.access(s40, 2, 2, Access::Read, zero + 80_000),
             Outcome::Hit { at: zero + 81_000 }
         );
     }
@@ -480,6 +497,7 @@ mod tests {
     #[test]
     fn a_write_invalidates_every_sharer_in_one_round_to_the_farthest() {
         let mut l = lines(128);
+        let s80 = l.slot(0x80);
         let mut t = 0;
         for cpu in [3, 70, 127] {
             t = done(&mut l, 0x80, cpu, Access::Read, t);
@@ -489,7 +507,7 @@ mod tests {
         for cpu in [3, 70, 127] {
             assert!(
                 matches!(
-                    l.access(0x80, cpu, cpu as u32, Access::Read, t + 200_000),
+                    l.access(s80, cpu, cpu as u32, Access::Read, t + 200_000),
                     Outcome::Moving { .. } | Outcome::Queued
                 ),
                 "{cpu} still hits after the write"
@@ -500,13 +518,14 @@ mod tests {
     #[test]
     fn a_landed_write_bumps_the_version_and_hands_over_the_watchers_once() {
         let mut l = lines(8);
-        l.watch(0x40, 1, 0);
-        l.watch(0x40, 2, 7);
-        assert_eq!(l.version(0x40), 0);
-        assert_eq!(l.written(0x40), vec![(1, 0), (2, 7)]);
-        assert_eq!(l.version(0x40), 1);
-        assert!(l.written(0x40).is_empty());
-        assert!(l.written(0x99).is_empty());
+        let (s40, s99) = (l.slot(0x40), l.slot(0x99));
+        l.watch(s40, 1, 0);
+        l.watch(s40, 2, 7);
+        assert_eq!(l.version(s40), 0);
+        assert_eq!(l.written(s40), vec![(1, 0), (2, 7)]);
+        assert_eq!(l.version(s40), 1);
+        assert!(l.written(s40).is_empty());
+        assert!(l.written(s99).is_empty());
     }
 
     #[test]

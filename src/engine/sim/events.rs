@@ -20,6 +20,8 @@ pub struct Event {
     pub tid: u32,
     /// The thread's generation when this was pushed.
     pub generation: u32,
+    /// A timer that wakes a sleeping thread, rather than a resumption.
+    pub wake: bool,
 }
 
 #[derive(Debug, Default)]
@@ -31,12 +33,22 @@ pub struct Events {
 impl Events {
     /// Resume `tid` at `at`, if its generation is still `generation` then.
     pub fn push(&mut self, at: u64, tid: u32, generation: u32) {
+        self.insert(at, tid, generation, false);
+    }
+
+    /// Wake the sleeping `tid` at `at`, if it still sleeps in `generation`.
+    pub fn push_wake(&mut self, at: u64, tid: u32, generation: u32) {
+        self.insert(at, tid, generation, true);
+    }
+
+    fn insert(&mut self, at: u64, tid: u32, generation: u32, wake: bool) {
         self.seq += 1;
         self.heap.push(Reverse(Event {
             at,
             seq: self.seq,
             tid,
             generation,
+            wake,
         }));
     }
 

@@ -14,7 +14,7 @@
 //! yields its turn if another event is due earlier ([`Kernel::take_turn`]),
 //! so every access to a line happens in virtual-time order.
 
-use super::cache::{Access, LineCosts, LineId, Lines, Outcome, ps};
+use super::cache::{Access, LineCosts, LineId, Lines, Outcome, Slot, ps};
 use super::events::Events;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
 use crate::locks::platform::{ParkToken, UnparkToken};
@@ -24,6 +24,18 @@ use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeSet, VecDeque};
+
+/// What an access does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Go {
+    /// Done: take or change the value now.
+    Hit,
+    /// Another event is due first: suspend, then ask again.
+    Turn,
+    /// Suspend until the line arrives, then take or change the value.
+    Miss,
+}
 
 /// Whether the calling platform function must suspend the coroutine now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +89,9 @@ pub struct Thread {
     /// preempt_disable() depth.
     pub preempt_count: u32,
     /// Lines read since its last spin hint, with the version each read saw.
-    watch: Vec<(LineId, u64)>,
+    watch: Vec<(Slot, u64)>,
+    /// The line of the access in progress (between `access` and `accessed`).
+    accessing: Option<Slot>,
     /// What an unparker left for it.
     unparked: Option<UnparkToken>,
     /// CPU time received (CFS virtual runtime, all weights equal), ps.
@@ -88,7 +102,7 @@ pub struct Thread {
 }
 
 impl Thread {
-    fn note_read(&mut self, line: LineId, version: u64) {
+    fn note_read(&mut self, line: Slot, version: u64) {
         match self.watch.iter_mut().find(|(l, _)| *l == line) {
             Some(entry) => entry.1 = version,
             None => self.watch.push((line, version)),
@@ -174,6 +188,7 @@ impl Kernel {
                     due: u64::MAX,
                     preempt_count: 0,
                     watch: Vec::new(),
+                    accessing: None,
                     unparked: None,
                     vruntime: 0,
                     nvcsw: 0,
@@ -271,30 +286,37 @@ impl Kernel {
 
     // ---- cache lines ----
 
-    /// The running thread accesses `line`. A hit just costs time; a miss
-    /// waits ([`Suspend::Yes`]) until the line has moved to it (its turn in
-    /// the line's queue, then the move), and only then does the caller take
-    /// or change the value and call [`Kernel::accessed`].
-    pub fn access(&mut self, line: LineId, kind: Access) -> Suspend {
+    /// The running thread accesses `line`, in time order: if another
+    /// event is due earlier it first waits its turn ([`Go::Turn`]: suspend,
+    /// then call again). A hit just costs time; a miss waits ([`Go::Miss`])
+    /// until the line has moved to it (its turn in the line's queue, then
+    /// the move). Either way the caller then takes or changes the value and
+    /// calls [`Kernel::accessed`].
+    pub fn access(&mut self, line: LineId, kind: Access) -> Go {
         if self.teardown {
-            return Suspend::No;
+            return Go::Hit;
+        }
+        if self.take_turn() == Suspend::Yes {
+            return Go::Turn;
         }
         let (me, cpu, now) = (self.current, self.cpu(), self.now());
+        let slot = self.lines.slot(line);
+        self.me().accessing = Some(slot);
         self.counters.accesses += 1;
-        match self.lines.access(line, cpu, me, kind, now) {
+        match self.lines.access(slot, cpu, me, kind, now) {
             Outcome::Hit { at } => {
                 self.me().now = at;
-                Suspend::No
+                Go::Hit
             }
             Outcome::Moving { at } => {
                 self.counters.misses += 1;
                 self.wait_move(me, at);
-                Suspend::Yes
+                Go::Miss
             }
             Outcome::Queued => {
                 self.counters.misses += 1;
                 self.me().wait = Wait::Move;
-                Suspend::Yes
+                Go::Miss
             }
         }
     }
@@ -307,13 +329,13 @@ impl Kernel {
         self.events.push(at, tid, g);
     }
 
-    /// After the running thread took or changed the value of `line` (`moved`:
-    /// the access was a miss): note what a read saw, let the line serve its
-    /// next queued move, and wake the spinners of a write.
-    pub fn accessed(&mut self, line: LineId, kind: Access, moved: bool) {
-        if self.teardown {
+    /// After the running thread took or changed the value of the line it
+    /// accessed (`moved`: the access was a miss): note what a read saw, wake
+    /// the spinners of a write, and let the line serve its next queued move.
+    pub fn accessed(&mut self, kind: Access, moved: bool) {
+        let Some(line) = self.me().accessing.take() else {
             return;
-        }
+        };
         if kind == Access::Read {
             let version = self.lines.version(line);
             self.me().note_read(line, version);
@@ -328,7 +350,7 @@ impl Kernel {
     /// The running thread's write to `line` has landed (it applied the
     /// value now): the spinners on the line re-read it, served in the
     /// interconnect's order.
-    fn written(&mut self, line: LineId) {
+    fn written(&mut self, line: Slot) {
         let (writer, at) = (self.cpu(), self.now());
         let mut woken: Vec<u32> = self
             .lines
@@ -459,6 +481,27 @@ impl Kernel {
         Suspend::Yes
     }
 
+    /// Sleep `ps` off the CPU: the thread blocks and is woken when the time
+    /// is up (a fault waiting for the disk, msleep).
+    pub fn sleep(&mut self, ps: u64) -> Suspend {
+        if self.teardown {
+            return Suspend::No;
+        }
+        let (me, now) = (self.current, self.now());
+        self.switch_out(Leave::Blocked);
+        let g = self.threads[me as usize].generation;
+        self.events.push_wake(now + ps, me, g);
+        Suspend::Yes
+    }
+
+    /// A sleep's timer fired: wake `tid` if it is still in that sleep.
+    pub fn timer_wake(&mut self, tid: u32, generation: u32, at: u64) {
+        let t = &self.threads[tid as usize];
+        if t.state == State::Parked && t.generation == generation {
+            self.wake(tid, at);
+        }
+    }
+
     /// The running thread's body returned.
     pub fn exit(&mut self) {
         if !self.teardown {
@@ -484,7 +527,8 @@ impl Kernel {
             t.wait = Wait::Spin;
             t.due = u64::MAX;
             let g = t.generation;
-            self.lines.watch(key, me, g);
+            let slot = self.lines.slot(key);
+            self.lines.watch(slot, me, g);
             return Suspend::Yes;
         }
         self.held_buckets.insert(key, self.current);

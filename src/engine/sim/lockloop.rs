@@ -9,7 +9,7 @@
 
 use super::kernel::Kernel;
 use super::run::{self, Body, Timers};
-use super::{Preempt, Sim, platform};
+use super::{Preempt, Sim};
 use crate::locks::platform::Platform;
 use crate::locks::stats::ThreadStats;
 use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock, RwLock};
@@ -80,12 +80,12 @@ impl LockVisitor for Loop<'_> {
                     while !stop.get() {
                         let hold = draw(spec.hold_ns);
                         let guard = lock.write();
-                        platform::work(hold, false);
+                        Sim::udelay(hold);
                         drop(guard);
                         if (warm_ns..spec.duration_ns).contains(&Sim::now_ns()) {
                             count.set(count.get() + 1);
                         }
-                        platform::work(draw(spec.think_ns), true);
+                        Sim::user_work(draw(spec.think_ns));
                     }
                 }) as Body<'_>
             })

@@ -16,7 +16,7 @@
 //! which the address itself does not reveal here.
 
 use super::cache::{Access, LineId};
-use super::kernel::{Kernel, Suspend};
+use super::kernel::{Go, Kernel, Suspend};
 use super::sched::Point;
 use crate::locks::platform::{
     AtomicFlag, AtomicInt, FilterOp, ParkResult, ParkToken, Platform, UnparkResult, UnparkToken,
@@ -86,28 +86,32 @@ fn step(f: impl FnOnce(&mut Kernel) -> Suspend) {
 /// line moved).
 #[inline]
 fn access(line: LineId, kind: Access) -> bool {
-    step(Kernel::take_turn);
-    let moved = with_kernel(|k| k.access(line, kind)) == Some(Suspend::Yes);
-    if moved {
-        suspend();
+    loop {
+        match with_kernel(|k| k.access(line, kind)) {
+            None | Some(Go::Hit) => return false,
+            Some(Go::Turn) => suspend(),
+            Some(Go::Miss) => {
+                suspend();
+                return true;
+            }
+        }
     }
-    moved
 }
 
 /// After an access, with its value taken or changed: the line serves its
 /// next move, a write wakes the line's spinners; under full preemption, a
 /// preemption point.
 #[inline]
-fn accessed(line: LineId, kind: Access, moved: bool) {
+fn accessed(kind: Access, moved: bool) {
     step(|k| {
-        k.accessed(line, kind, moved);
+        k.accessed(kind, moved);
         k.preempt_point(Point::Anywhere)
     });
 }
 
 /// `ns` of kernel work (`user` false) or user work, interruptible where the
 /// preemption model allows.
-pub fn work(ns: u64, user: bool) {
+fn work(ns: u64, user: bool) {
     let mut left = ns * 1_000;
     while left > 0 {
         let Some(end) = with_kernel(|k| k.now() + left) else {
@@ -129,19 +133,9 @@ pub fn work(ns: u64, user: bool) {
     }
 }
 
-/// A preemption point of the engine's own (cond_resched in a walk, the
-/// return to user between operations).
-pub fn preempt_point(point: Point) {
+/// A preemption point of kind `point`.
+fn preempt_point(point: Point) {
     step(|k| k.preempt_point(point));
-}
-
-/// The running thread's context switches so far: (voluntary, involuntary).
-pub fn ctx_switches() -> (u64, u64) {
-    with_kernel(|k| {
-        let t = &k.threads()[k.current as usize];
-        (t.nvcsw, t.nivcsw)
-    })
-    .unwrap_or((0, 0))
 }
 
 /// The platform of a simulated thread; see the module doc.
@@ -200,6 +194,39 @@ impl Platform for Sim {
     #[inline]
     fn cpu() -> Option<usize> {
         with_kernel(|k| k.cpu())
+    }
+
+    fn udelay(ns: u64) {
+        work(ns, false);
+    }
+
+    fn user_work(ns: u64) {
+        work(ns, true);
+    }
+
+    fn charge(ns: u64) {
+        work(ns, false);
+    }
+
+    fn sleep(ns: u64) {
+        step(Kernel::take_turn);
+        step(|k| k.sleep(ns * 1_000));
+    }
+
+    fn cond_resched() {
+        preempt_point(Point::Voluntary);
+    }
+
+    fn return_to_user() {
+        preempt_point(Point::UserReturn);
+    }
+
+    fn ctx_switches() -> (u64, u64) {
+        with_kernel(|k| {
+            let t = &k.threads()[k.current as usize];
+            (t.nvcsw, t.nivcsw)
+        })
+        .unwrap_or((0, 0))
     }
 
     unsafe fn park(key: usize, validate: impl FnOnce() -> bool, token: ParkToken) -> ParkResult {
@@ -267,10 +294,10 @@ fn lock_bucket(key: usize) {
     with_kernel(Kernel::preempt_disable);
     while with_kernel(|k| k.holds_bucket(key) || k.teardown) == Some(false) {
         let moved = access(key, Access::Read);
-        with_kernel(|k| k.accessed(key, Access::Read, moved));
+        with_kernel(|k| k.accessed(Access::Read, moved));
         if with_kernel(|k| k.lock_bucket(key)) == Some(Suspend::No) {
             let moved = access(key, Access::Rmw);
-            with_kernel(|k| k.accessed(key, Access::Rmw, moved));
+            with_kernel(|k| k.accessed(Access::Rmw, moved));
         } else {
             suspend();
         }
@@ -282,7 +309,7 @@ fn unlock_bucket(key: usize) {
     with_kernel(|k| k.unlock_bucket(key));
     let moved = access(key, Access::Write);
     step(|k| {
-        k.accessed(key, Access::Write, moved);
+        k.accessed(Access::Write, moved);
         k.preempt_enable();
         k.preempt_point(Point::Anywhere)
     });
@@ -311,27 +338,27 @@ macro_rules! sim_atomic_int {
             fn load(&self, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Read);
                 let v = self.0.load(Ordering::Relaxed);
-                accessed(self.line(), Access::Read, moved);
+                accessed(Access::Read, moved);
                 v
             }
             #[inline]
             fn store(&self, value: $t, _: Ordering) {
                 let moved = access(self.line(), Access::Write);
                 self.0.store(value, Ordering::Relaxed);
-                accessed(self.line(), Access::Write, moved);
+                accessed(Access::Write, moved);
             }
             #[inline]
             fn swap(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
                 let v = self.0.swap(value, Ordering::Relaxed);
-                accessed(self.line(), Access::Rmw, moved);
+                accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn compare_exchange(&self, current: $t, new: $t, _: Ordering, _: Ordering) -> Result<$t, $t> {
                 let moved = access(self.line(), Access::Rmw);
                 let v = self.0.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed);
-                accessed(self.line(), Access::Rmw, moved);
+                accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
@@ -343,28 +370,28 @@ macro_rules! sim_atomic_int {
             fn fetch_add(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_add(value, Ordering::Relaxed);
-                accessed(self.line(), Access::Rmw, moved);
+                accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_sub(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_sub(value, Ordering::Relaxed);
-                accessed(self.line(), Access::Rmw, moved);
+                accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_or(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_or(value, Ordering::Relaxed);
-                accessed(self.line(), Access::Rmw, moved);
+                accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_and(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
                 let v = self.0.fetch_and(value, Ordering::Relaxed);
-                accessed(self.line(), Access::Rmw, moved);
+                accessed(Access::Rmw, moved);
                 v
             }
         }
@@ -384,13 +411,13 @@ impl AtomicFlag for SimAtomic<AtomicBool> {
     fn load(&self, _: Ordering) -> bool {
         let moved = access(self.line(), Access::Read);
         let v = self.0.load(Ordering::Relaxed);
-        accessed(self.line(), Access::Read, moved);
+        accessed(Access::Read, moved);
         v
     }
     #[inline]
     fn store(&self, value: bool, _: Ordering) {
         let moved = access(self.line(), Access::Write);
         self.0.store(value, Ordering::Relaxed);
-        accessed(self.line(), Access::Write, moved);
+        accessed(Access::Write, moved);
     }
 }

@@ -91,12 +91,13 @@ pub fn run(
             let Some(ev) = kernel.borrow_mut().events.pop() else {
                 break;
             };
-            {
+            let live = {
                 let k = kernel.borrow();
                 let t = &k.threads()[ev.tid as usize];
-                if t.generation != ev.generation || t.state != State::Running {
-                    continue;
-                }
+                ev.wake || (t.generation == ev.generation && t.state == State::Running)
+            };
+            if !live {
+                continue;
             }
             while timers.window_ps > 0 && next_window <= ev.at {
                 let busy = kernel.borrow().busy_at(next_window);
@@ -110,6 +111,10 @@ pub fn run(
             if ev.at >= timers.cut_off_ps {
                 cut_off = true;
                 break;
+            }
+            if ev.wake {
+                kernel.borrow_mut().timer_wake(ev.tid, ev.generation, ev.at);
+                continue;
             }
             kernel.borrow_mut().resume(ev.tid, ev.at);
             last = ev.at;

@@ -98,6 +98,39 @@ pub trait Platform: Sized + Send + Sync + 'static {
         None
     }
 
+    /// udelay(): `ns` of busy work the caller does not do for real (a
+    /// locktorture hold, a TLB-flush IPI the model only stands for): natively
+    /// a spin on the clock; simulated, kernel time on the thread's CPU.
+    fn udelay(ns: u64);
+
+    /// `ns` of user-mode work between operations (think time): natively a
+    /// spin on the clock; simulated, user time, preemptible at any moment.
+    fn user_work(ns: u64);
+
+    /// `ns` of kernel work the caller did for real just now (a walk's visit
+    /// of a vma, a fork's copy of a PTE): nothing natively, where it took the
+    /// time it took; simulated, the time the machine profile says it takes.
+    #[inline(always)]
+    fn charge(ns: u64) {
+        let _ = ns;
+    }
+
+    /// Sleep `ns` off the CPU (a fault waiting for the disk).
+    fn sleep(ns: u64);
+
+    /// cond_resched(): a voluntary preemption point in kernel code.
+    #[inline(always)]
+    fn cond_resched() {}
+
+    /// The return to user space after an operation (exit_to_user_mode): a
+    /// preemption point under every preemption model.
+    #[inline(always)]
+    fn return_to_user() {}
+
+    /// The calling thread's context switches so far: (voluntary,
+    /// involuntary), as getrusage(RUSAGE_THREAD) counts them.
+    fn ctx_switches() -> (u64, u64);
+
     /// parking_lot_core::park without a timeout: queue the caller on `key`
     /// if `validate` (run under the queue lock) agrees, then sleep until
     /// unparked.

@@ -84,6 +84,30 @@ impl Platform for Native {
     }
 
     #[inline]
+    fn udelay(ns: u64) {
+        spin_for(ns);
+    }
+
+    #[inline]
+    fn user_work(ns: u64) {
+        spin_for(ns);
+    }
+
+    fn sleep(ns: u64) {
+        std::thread::sleep(std::time::Duration::from_nanos(ns));
+    }
+
+    fn ctx_switches() -> (u64, u64) {
+        // SAFETY: getrusage only writes the struct we hand it; an all-zero
+        // rusage is a valid value of this plain C struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: RUSAGE_THREAD (Linux 2.6.26+) with a valid pointer cannot fail.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+        debug_assert_eq!(rc, 0, "getrusage(RUSAGE_THREAD) failed");
+        (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+    }
+
+    #[inline]
     unsafe fn park(key: usize, validate: impl FnOnce() -> bool, token: ParkToken) -> ParkResult {
         // SAFETY: forwarded caller contract.
         unsafe { imp::park(key, validate, || {}, |_, _| {}, token, None) }
@@ -97,6 +121,18 @@ impl Platform for Native {
     ) -> UnparkResult {
         // SAFETY: forwarded caller contract.
         unsafe { imp::unpark_filter(key, filter, callback) }
+    }
+}
+
+/// Busy-wait `ns` on the clock, as udelay: the thread keeps its CPU.
+#[inline]
+fn spin_for(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let until = Native::now_ns() + ns;
+    while Native::now_ns() < until {
+        std::hint::spin_loop();
     }
 }
 
