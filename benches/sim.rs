@@ -1,30 +1,42 @@
 //! The simulator's speed: simulated events per wall second on the pure lock
-//! loop (issue 9's goal: at least 5 M events/s on one core).
+//! loop (torture with writers only, exponential times; issue 9's goal: at
+//! least 5 M events/s on one core).
 //!
 //! Criterion reports the throughput in elements/s, one element per event;
 //! the event count of each case is fixed by its seed.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rmap_storm::engine::sim::Preempt;
-use rmap_storm::engine::sim::lockloop::{self, LockLoop};
+use rmap_storm::engine::sim::{Preempt, SimSpec};
 use rmap_storm::locks::LockKind;
 use rmap_storm::model::machine::{self, MachineProfile};
+use rmap_storm::torture::{self, Config, Engine};
+use std::time::Duration;
 
-fn spec(kind: LockKind, cpus: usize) -> LockLoop {
-    LockLoop {
+fn config(kind: LockKind, cpus: usize, machine: &MachineProfile) -> Config {
+    Config {
         kind,
-        cpus,
-        hold_ns: 1_000.0,
-        think_ns: 1_000.0,
+        threads: [0, cpus, 0, 0],
+        duration: Duration::from_millis(2),
+        load: Duration::from_micros(1),
+        interval: Duration::from_micros(1),
+        sched: false,
         exponential: true,
-        duration_ns: 2_000_000,
-        preempt: Preempt::Voluntary,
         seed: 1,
+        engine: Engine::Sim(SimSpec {
+            cpus,
+            preempt: Preempt::Voluntary,
+            machine: machine.clone(),
+        }),
     }
 }
 
+fn events(cfg: &Config) -> u64 {
+    let out = torture::run(cfg).expect("a simulated run");
+    out.sim.expect("simulator figures").events
+}
+
 fn lock_loop(c: &mut Criterion) {
-    let profile = machine::load(&MachineProfile::default_path()).expect("default profile");
+    let machine = machine::load(&MachineProfile::default_path()).expect("default profile");
     let mut group = c.benchmark_group("sim_lockloop");
     for (kind, cpus) in [
         (LockKind::Spinlock, 64),
@@ -32,11 +44,9 @@ fn lock_loop(c: &mut Criterion) {
         (LockKind::Rwsem, 64),
         (LockKind::RwsemFifo, 8),
     ] {
-        let events = lockloop::run(&spec(kind, cpus), &profile).ended.events;
-        group.throughput(Throughput::Elements(events));
-        group.bench_function(format!("{kind}_{cpus}cpus"), |b| {
-            b.iter(|| lockloop::run(&spec(kind, cpus), &profile).ended.events)
-        });
+        let cfg = config(kind, cpus, &machine);
+        group.throughput(Throughput::Elements(events(&cfg)));
+        group.bench_function(format!("{kind}_{cpus}cpus"), |b| b.iter(|| events(&cfg)));
     }
     group.finish();
 }

@@ -8,10 +8,11 @@
 
 mod oracle;
 
-use rmap_storm::engine::sim::Preempt;
-use rmap_storm::engine::sim::lockloop::{self, LockLoop, LockLoopResult};
+use rmap_storm::engine::sim::{Preempt, SimSpec};
 use rmap_storm::locks::LockKind;
 use rmap_storm::model::machine::{self, MachineProfile, Topology};
+use rmap_storm::torture::{self, Config, Engine, Outcome};
+use std::time::Duration;
 
 /// The default profile's costs with all CPUs on one die, so every transfer
 /// costs the same `c` (the profile's `die_ns`), as the model assumes.
@@ -32,20 +33,29 @@ fn one_die(cores: u32) -> MachineProfile {
 const S_NS: f64 = 1_000.0;
 const A_NS: f64 = 1_000.0;
 
-fn run(kind: LockKind, cpus: usize, profile: &MachineProfile) -> LockLoopResult {
-    lockloop::run(
-        &LockLoop {
-            kind,
+/// The pure lock loop: `cpus` writers, one per virtual CPU, for 20 virtual ms.
+fn run(kind: LockKind, cpus: usize, profile: &MachineProfile) -> Outcome {
+    torture::run(&Config {
+        kind,
+        threads: [0, cpus, 0, 0],
+        duration: Duration::from_millis(20),
+        load: Duration::from_nanos(S_NS as u64),
+        interval: Duration::from_nanos(A_NS as u64),
+        sched: false,
+        exponential: true,
+        seed: 7,
+        engine: Engine::Sim(SimSpec {
             cpus,
-            hold_ns: S_NS,
-            think_ns: A_NS,
-            exponential: true,
-            duration_ns: 20_000_000,
             preempt: Preempt::Voluntary,
-            seed: 7,
-        },
-        profile,
-    )
+            machine: profile.clone(),
+        }),
+    })
+    .expect("a simulated torture run")
+}
+
+/// Acquisitions per virtual second.
+fn per_s(o: &Outcome) -> f64 {
+    o.threads.iter().map(|t| t.taken).sum::<u64>() as f64 / o.elapsed.as_secs_f64()
 }
 
 #[test]
@@ -56,9 +66,9 @@ fn ticket_lock_throughput_follows_the_markov_model_and_mcs_stays_flat() {
     let mut report = String::new();
     let mut misses = Vec::new();
     for n in [2, 4, 8, 16, 32, 64] {
-        let ticket = run(LockKind::Spinlock, n, &profile).per_s;
+        let ticket = per_s(&run(LockKind::Spinlock, n, &profile));
         let model = oracle::ticket_throughput(n, A_NS, S_NS, c);
-        let q = run(LockKind::Qspinlock, n, &profile).per_s;
+        let q = per_s(&run(LockKind::Qspinlock, n, &profile));
         let err = ticket / model - 1.0;
         report += &format!(
             "n={n:2}: ticket {ticket:9.0}/s, model {model:9.0}/s ({:+5.1}%), qspinlock {q:9.0}/s\n",
@@ -87,7 +97,8 @@ fn a_lock_loop_is_the_same_for_the_same_seed_on_any_os_thread() {
     let there = std::thread::spawn(move || run(LockKind::Spinlock, 8, &profile))
         .join()
         .unwrap();
-    assert_eq!(here.per_thread, there.per_thread);
-    assert_eq!(here.ended.events, there.ended.events);
-    assert_eq!(here.ended.at_ps, there.ended.at_ps);
+    let taken = |o: &Outcome| o.threads.iter().map(|t| t.taken).collect::<Vec<_>>();
+    assert_eq!(taken(&here), taken(&there));
+    let (a, b) = (here.sim.unwrap(), there.sim.unwrap());
+    assert_eq!((a.events, a.at_ps), (b.events, b.at_ps));
 }

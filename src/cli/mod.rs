@@ -5,6 +5,7 @@
 pub mod calibrate;
 pub mod compare;
 pub mod duration;
+pub mod engine_args;
 pub mod inspect;
 pub mod merge;
 pub mod plot;

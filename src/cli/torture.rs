@@ -2,8 +2,9 @@
 //! engine, its report out. Every bad value is one line naming the option and
 //! its allowed range (exit 2); a failed check exits 1.
 
+use super::engine_args::EngineArgs;
 use crate::locks::LockKind;
-use crate::torture::{self, Config, Role};
+use crate::torture::{self, Config, Engine, Role};
 use crate::{Error, Result};
 use std::io::Write;
 use std::time::Duration;
@@ -55,21 +56,30 @@ pub struct Args {
     #[arg(
         long,
         value_name = "US",
-        default_value_t = 2,
+        default_value_t = 2.0,
         allow_negative_numbers = true
     )]
-    pub load_us: i64,
+    pub load_us: f64,
     /// Pause after each release, microseconds (busy-wait)
     #[arg(
         long,
         value_name = "US",
-        default_value_t = 2,
+        default_value_t = 2.0,
         allow_negative_numbers = true
     )]
-    pub interval_us: i64,
+    pub interval_us: f64,
     /// Yield the CPU after each release (synchro-test's do_sched)
     #[arg(long)]
     pub sched: bool,
+    /// Draw each hold and pause from an exponential distribution of mean
+    /// --load-us / --interval-us (the Markov models' assumption)
+    #[arg(long)]
+    pub exponential: bool,
+    /// Seed of the drawn times and of the simulator
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -125,17 +135,33 @@ fn config(args: &Args) -> Result<Config> {
             "--readers + --writers + --downgraders + --critical-readers: {total} threads is out of range (allowed 1..={max})"
         )));
     }
-    let max_us = Config::MAX_DELAY_US as i64;
+    let engine = match args.engine.sim()? {
+        Some(spec) => Engine::Sim(spec),
+        None => Engine::Native,
+    };
     Ok(Config {
         kind,
         threads,
         duration: super::duration::parse("--duration", &args.duration)?,
-        load: Duration::from_micros(in_range("--load-us", args.load_us, 0, max_us)? as u64),
-        interval: Duration::from_micros(
-            in_range("--interval-us", args.interval_us, 0, max_us)? as u64
-        ),
+        load: delay("--load-us", args.load_us)?,
+        interval: delay("--interval-us", args.interval_us)?,
         sched: args.sched,
+        exponential: args.exponential,
+        seed: args.seed,
+        engine,
     })
+}
+
+/// A delay in microseconds, to the nanosecond (0.2 is 200 ns).
+fn delay(key: &str, us: f64) -> Result<Duration> {
+    let max = Config::MAX_DELAY_US as f64;
+    if us.is_finite() && (0.0..=max).contains(&us) {
+        Ok(Duration::from_nanos((us * 1_000.0).round() as u64))
+    } else {
+        Err(Error::usage(format!(
+            "{key}: {us} is out of range (allowed 0..={max}, in steps of 0.001)"
+        )))
+    }
 }
 
 fn in_range(key: &str, n: i64, lo: i64, hi: i64) -> Result<i64> {

@@ -52,6 +52,9 @@ fn config(threads: [usize; 4]) -> Config {
         load: Duration::from_micros(20),
         interval: Duration::ZERO,
         sched: false,
+        exponential: false,
+        seed: 0,
+        engine: crate::torture::Engine::Native,
     }
 }
 

@@ -1,6 +1,7 @@
 //! What one torture run does: the lock, how many threads of each role, how long,
 //! and the per-iteration timing.
 
+use crate::engine::sim::SimSpec;
 use crate::locks::LockKind;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ impl Role {
 }
 
 /// A validated torture run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub kind: LockKind,
     /// Threads per role, indexed by `Role as usize`.
@@ -58,6 +59,23 @@ pub struct Config {
     pub interval: Duration,
     /// sched_yield after each release (synchro-test `do_sched`).
     pub sched: bool,
+    /// Draw each hold and pause from an exponential distribution of mean
+    /// `load` / `interval` (the analytical models' assumption) instead of
+    /// fixed times.
+    pub exponential: bool,
+    /// Seeds the drawn times (and the simulator).
+    pub seed: u64,
+    /// Where it runs: real threads, or the simulator's virtual CPUs.
+    pub engine: Engine,
+}
+
+/// Where a torture run runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Engine {
+    /// This machine's threads.
+    Native,
+    /// Virtual CPUs of a machine profile.
+    Sim(SimSpec),
 }
 
 impl Config {
@@ -101,6 +119,9 @@ mod tests {
             load: Duration::ZERO,
             interval: Duration::ZERO,
             sched: false,
+            exponential: false,
+            seed: 0,
+            engine: crate::torture::Engine::Native,
         };
         assert_eq!(cfg.total_threads(), 4);
         assert_eq!(

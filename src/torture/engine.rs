@@ -1,5 +1,8 @@
-//! Runs a torture [`Config`] over one lock, generic over [`RawRwLock`].
+//! Runs a torture [`Config`] over one lock, generic over [`RawRwLock`]: on
+//! real threads here, or on the simulator ([`super::sim`]) when the config
+//! says so. The threads' loop is [`super::worker`].
 //!
+//! On real threads:
 //! Step 1: start every thread behind the [`Gate`] so they begin together.
 //! Step 2: sleep for the duration, then raise the stop flag; each thread sees it
 //! at the top of its next iteration.
@@ -12,23 +15,20 @@
 //! counters are atomics the main thread reads anyway, and the caller ends the
 //! process.
 
-use super::check::{Occupancy, Seen};
-use super::config::{Config, Role};
+use super::config::{Config, Engine, Role};
 use super::gate::Gate;
+use super::worker::{FAILS, Shared, TAKEN, ThreadEnd};
+use crate::engine::sim::run::Ended;
 use crate::locks::platform::Native;
-use crate::locks::stats::{self, LockClass, LockStats};
-use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock, RwLock};
-use crate::metrics::{self, PerThread, ThreadCtx};
+use crate::locks::stats::LockStats;
+use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
+use crate::metrics::ThreadCtx;
 use crate::{Error, Result};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
-
-/// Per-thread counters in the shared [`PerThread`] rows.
-const TAKEN: usize = 0;
-const FAILS: usize = 1;
 
 // Stack of a torture thread: its loop needs a few KiB; 256 KiB keeps 4096
 // threads within 1 GiB of address space (std's default is 2 MiB each) with room
@@ -64,6 +64,8 @@ pub struct Outcome {
     pub lock: LockStats,
     /// Context switches, summed over the threads that finished.
     pub ctx: ThreadCtx,
+    /// The simulator's own figures, for a simulated run.
+    pub sim: Option<Ended>,
 }
 
 /// One thread's share of the run.
@@ -117,9 +119,12 @@ impl Outcome {
     }
 }
 
-/// Run `cfg` on a lock of `cfg.kind`.
+/// Run `cfg` on a lock of `cfg.kind`, on the engine it names.
 pub fn run(cfg: &Config) -> Result<Outcome> {
-    cfg.kind.dispatch::<Native, _>(Run(cfg))
+    match &cfg.engine {
+        Engine::Native => cfg.kind.dispatch::<Native, _>(Run(cfg)),
+        Engine::Sim(spec) => Ok(super::sim::run(cfg, spec)),
+    }
 }
 
 struct Run<'a>(&'a Config);
@@ -131,8 +136,9 @@ impl LockVisitor for Run<'_> {
     }
 }
 
-/// Run `cfg` on a lock of type `L` (`cfg.kind` is ignored): tests use it for
-/// locks that are not kinds, such as the busted negative control.
+/// Run `cfg` on real threads on a lock of type `L` (`cfg.kind` is ignored):
+/// tests use it for locks that are not kinds, such as the busted negative
+/// control.
 pub fn run_with<L: RawRwLock + KindInfo>(cfg: &Config) -> Result<Outcome> {
     let roles = cfg.thread_roles();
     let shared = Arc::new(Shared::<L>::new(cfg, roles.len()));
@@ -147,7 +153,18 @@ pub fn run_with<L: RawRwLock + KindInfo>(cfg: &Config) -> Result<Outcome> {
     let elapsed = start.elapsed();
 
     await_threads(&handles, cfg.duration.max(MIN_WINDOW));
-    Ok(collect(&shared, cfg, roles, handles, elapsed))
+    let ends = handles
+        .into_iter()
+        .map(|h| {
+            if !h.is_finished() {
+                Exit::Stuck // dropping the handle detaches the thread
+            } else {
+                h.join()
+                    .map_or(Exit::Panicked, |done| Exit::Done(Box::new(done)))
+            }
+        })
+        .collect();
+    Ok(collect(&shared, cfg, roles, ends, elapsed, None))
 }
 
 /// Start one thread per role entry. If the OS refuses one, release those
@@ -163,7 +180,7 @@ fn spawn_all<L: RawRwLock + KindInfo>(
         let spawned = thread::Builder::new()
             .name(format!("torture-{me}"))
             .stack_size(STACK)
-            .spawn(move || sh.worker(&g, me, role));
+            .spawn(move || sh.worker(Some(&g), me, role));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -197,34 +214,39 @@ fn await_threads(handles: &[JoinHandle<ThreadEnd>], window: Duration) {
     }
 }
 
-/// Gather every thread's figures; threads not finished by now are left running.
-fn collect<L: RawRwLock + KindInfo>(
+/// How a thread left, before its figures are gathered.
+pub enum Exit {
+    Done(Box<ThreadEnd>),
+    Stuck,
+    Panicked,
+}
+
+/// Gather every thread's figures (threads not done are left running).
+pub fn collect<L: RawRwLock + KindInfo>(
     shared: &Shared<L>,
     cfg: &Config,
     roles: Vec<Role>,
-    handles: Vec<JoinHandle<ThreadEnd>>,
+    ends: Vec<Exit>,
     elapsed: Duration,
+    sim: Option<Ended>,
 ) -> Outcome {
     let mut lock = LockStats::default();
     let mut ctx = ThreadCtx::default();
     let threads = roles
         .into_iter()
-        .zip(handles)
+        .zip(ends)
         .enumerate()
-        .map(|(me, (role, handle))| {
-            let end = if !handle.is_finished() {
-                End::Stuck // dropping the handle detaches the thread
-            } else {
-                match handle.join() {
-                    Ok(done) => {
-                        lock.merge(&done.lock);
-                        ctx = ctx + done.ctx;
-                        End::Finished {
-                            acquire_ns: done.acquire_ns,
-                        }
+        .map(|(me, (role, end))| {
+            let end = match end {
+                Exit::Done(done) => {
+                    lock.merge(&done.lock);
+                    ctx = ctx + done.ctx;
+                    End::Finished {
+                        acquire_ns: done.acquire_ns,
                     }
-                    Err(_) => End::Panicked,
                 }
+                Exit::Stuck => End::Stuck,
+                Exit::Panicked => End::Panicked,
             };
             ThreadOutcome {
                 role,
@@ -243,134 +265,7 @@ fn collect<L: RawRwLock + KindInfo>(
         threads,
         lock,
         ctx,
-    }
-}
-
-/// What every thread shares: the lock under test and the checker beside it.
-struct Shared<L: RawRwLock> {
-    lock: RwLock<L, ()>,
-    occupancy: Occupancy,
-    stop: AtomicBool,
-    /// [TAKEN, FAILS] per thread, readable while threads run.
-    counts: PerThread<2>,
-    load: Duration,
-    interval: Duration,
-    sched: bool,
-}
-
-/// What a finished thread hands back.
-struct ThreadEnd {
-    acquire_ns: Histogram<u64>,
-    lock: LockStats,
-    ctx: ThreadCtx,
-}
-
-impl<L: RawRwLock + KindInfo> Shared<L> {
-    fn new(cfg: &Config, threads: usize) -> Self {
-        Shared {
-            lock: RwLock::new(()),
-            occupancy: Occupancy::default(),
-            stop: AtomicBool::new(false),
-            counts: PerThread::new(threads),
-            load: cfg.load,
-            interval: cfg.interval,
-            sched: cfg.sched,
-        }
-    }
-
-    /// One thread's life: synchro-test's reader()/writer()/downgrader() loop.
-    fn worker(&self, gate: &Gate, me: usize, role: Role) -> ThreadEnd {
-        // A lone lock under test counts as the anon_vma class (locks::stats).
-        stats::set_class(LockClass::AnonVma);
-        let mut acquire_ns = metrics::histogram();
-        gate.arrive_and_wait();
-        let start = ThreadCtx::now();
-        while !self.stop.load(Relaxed) {
-            let seen = match role {
-                Role::Reader => self.read_once(false, &mut acquire_ns),
-                Role::CriticalReader => self.read_once(true, &mut acquire_ns),
-                Role::Writer => self.write_once(&mut acquire_ns),
-                Role::Downgrader => self.downgrade_once(&mut acquire_ns),
-            };
-            self.counts.bump(me, TAKEN);
-            if seen == Seen::Violation {
-                self.counts.bump(me, FAILS);
-            }
-            if self.sched {
-                // sched_yield(2), as synchro-test's do_sched calls schedule().
-                thread::yield_now();
-            }
-            udelay(self.interval);
-        }
-        ThreadEnd {
-            acquire_ns,
-            ctx: ThreadCtx::now() - start,
-            lock: stats::take(),
-        }
-    }
-
-    fn read_once(&self, critical: bool, acquire_ns: &mut Histogram<u64>) -> Seen {
-        let guard = timed(acquire_ns, || {
-            if critical {
-                self.lock.read_critical()
-            } else {
-                self.lock.read()
-            }
-        });
-        let seen = self.occupancy.enter_read(L::SHARED_READERS);
-        udelay(self.load);
-        let seen = seen.and(self.occupancy.exit_read(L::SHARED_READERS));
-        drop(guard);
-        seen
-    }
-
-    fn write_once(&self, acquire_ns: &mut Histogram<u64>) -> Seen {
-        let guard = timed(acquire_ns, || self.lock.write());
-        let seen = self.occupancy.enter_write();
-        udelay(self.load);
-        let seen = seen.and(self.occupancy.exit_write());
-        drop(guard);
-        seen
-    }
-
-    /// synchro-test's downgrader: hold for `load` as a writer, downgrade, hold
-    /// for `load` as a reader, release. Kinds without downgrade_write just write.
-    fn downgrade_once(&self, acquire_ns: &mut Histogram<u64>) -> Seen {
-        if !L::HAS_DOWNGRADE {
-            return self.write_once(acquire_ns);
-        }
-        let guard = timed(acquire_ns, || self.lock.write());
-        let seen = self.occupancy.enter_write();
-        udelay(self.load);
-        let seen = seen.and(self.occupancy.write_to_read());
-        let guard = guard.downgrade();
-        let seen = seen.and(self.occupancy.check_read(L::SHARED_READERS));
-        udelay(self.load);
-        let seen = seen.and(self.occupancy.exit_read(L::SHARED_READERS));
-        drop(guard);
-        seen
-    }
-}
-
-/// Time one acquisition into `hist`.
-#[inline]
-fn timed<T>(hist: &mut Histogram<u64>, acquire: impl FnOnce() -> T) -> T {
-    let t = Instant::now();
-    let token = acquire();
-    metrics::record(hist, t.elapsed().as_nanos() as u64);
-    token
-}
-
-/// Busy-wait for `d`, as the kernel's udelay: the thread keeps its CPU, so a
-/// hold costs the lock's holder real time, not a sleep.
-#[inline]
-fn udelay(d: Duration) {
-    if d.is_zero() {
-        return;
-    }
-    let t = Instant::now();
-    while t.elapsed() < d {
-        std::hint::spin_loop();
+        sim,
     }
 }
 
@@ -386,6 +281,9 @@ mod tests {
             load: Duration::from_micros(load_us),
             interval: Duration::ZERO,
             sched: false,
+            exponential: false,
+            seed: 0,
+            engine: Engine::Native,
         }
     }
 

@@ -53,6 +53,9 @@ fn watchdog_reports_a_writer_that_never_gets_the_lock() {
         load: Duration::ZERO,
         interval: Duration::ZERO,
         sched: false,
+        exponential: false,
+        seed: 0,
+        engine: crate::torture::Engine::Native,
     };
     let t = Instant::now();
     let out = run_with::<Hung>(&cfg).unwrap();

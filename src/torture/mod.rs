@@ -15,19 +15,25 @@
 //! the check catches a broken lock.
 //!
 //! Layers: [`config`] is what to run (built and validated by `cli::torture`),
-//! [`engine`] runs it generic over [`crate::locks::RawRwLock`], [`print`](mod@print) formats
-//! the outcome in locktorture's and synchro-test's formats.
+//! [`worker`] is one thread's loop, generic over [`crate::locks::RawRwLock`]
+//! and so over its platform; [`engine`] runs the threads on this machine and
+//! [`sim`] on the simulator's virtual CPUs (with only writers and
+//! exponential times it is the pure lock loop of the analytical models);
+//! [`print`](mod@print) formats the outcome in locktorture's and
+//! synchro-test's formats.
 
 pub mod check;
 pub mod config;
 pub mod engine;
 pub mod gate;
 pub mod print;
+pub mod sim;
+pub mod worker;
 
 #[cfg(test)]
 mod busted;
 #[cfg(test)]
 mod hung;
 
-pub use config::{Config, Role};
+pub use config::{Config, Engine, Role};
 pub use engine::{End, Outcome, ThreadOutcome, run, run_with};

@@ -9,7 +9,9 @@
 //! - then what neither prints: per-role fairness and acquire latency, the lock's
 //!   own counters, context switches, and what the watchdog found.
 
-use super::{Config, End, Outcome, Role};
+use super::{Config, End, Engine, Outcome, Role};
+use crate::engine::sim::SimSpec;
+use crate::engine::sim::run::Ended;
 use crate::locks::stats::{Event, LockClass};
 use crate::metrics;
 use crate::report::units::fmt_ns;
@@ -21,6 +23,10 @@ pub fn render(o: &Outcome) -> String {
     let mut s = String::new();
     s += &header(&o.config, o.elapsed);
     s += "\n";
+    if let (Engine::Sim(spec), Some(ended)) = (&o.config.engine, &o.sim) {
+        s += &sim_line(spec, ended);
+        s += "\n";
+    }
     for writes in [true, false] {
         let (label, counts, fails) = line_figures(o, writes);
         s += &locktorture_line(label, &counts, fails);
@@ -46,14 +52,43 @@ fn header(cfg: &Config, elapsed: Duration) -> String {
         .iter()
         .map(|&r| format!("{} {}", cfg.threads(r), r.name()))
         .collect();
+    let times = if cfg.exponential {
+        "exponential, means"
+    } else {
+        "fixed,"
+    };
+    let clock = match cfg.engine {
+        Engine::Native => "",
+        Engine::Sim(_) => " (virtual)",
+    };
     format!(
-        "torture: lock {}, {}; ran {}, load {}us, interval {}us, sched {}",
+        "torture: lock {}, {}; ran {}{clock}, {times} load {}, interval {}, sched {}",
         cfg.kind,
         roles.join(", "),
         fmt_ns(elapsed.as_nanos() as u64),
-        cfg.load.as_micros(),
-        cfg.interval.as_micros(),
+        fmt_ns(cfg.load.as_nanos() as u64),
+        fmt_ns(cfg.interval.as_nanos() as u64),
         if cfg.sched { "on" } else { "off" }
+    )
+}
+
+/// The simulated machine and what simulating it took.
+fn sim_line(spec: &SimSpec, e: &Ended) -> String {
+    let wall = e.wall.as_secs_f64();
+    format!(
+        "sim: {} virtual CPUs of {}, preempt {}; {} events in {:.3} s wall ({:.2} M events/s), {} lines{}",
+        spec.cpus,
+        spec.machine.name,
+        spec.preempt.name(),
+        e.events,
+        wall,
+        e.events as f64 / wall.max(1e-9) / 1e6,
+        e.lines,
+        if e.cut_off {
+            ", cut off by the watchdog"
+        } else {
+            ""
+        }
     )
 }
 
@@ -354,12 +389,16 @@ mod tests {
                 load: Duration::from_micros(2),
                 interval: Duration::from_micros(2),
                 sched: true,
+                exponential: false,
+                seed: 0,
+                engine: crate::torture::Engine::Native,
             },
             shared_readers,
             has_downgrade,
             elapsed: Duration::from_secs(5),
             threads,
             lock: LockStats::default(),
+            sim: None,
             ctx: metrics::ThreadCtx::default(),
         }
     }

@@ -19,7 +19,6 @@
 pub mod cache;
 pub mod events;
 pub mod kernel;
-pub mod lockloop;
 pub mod platform;
 pub mod run;
 pub mod sched;
@@ -30,3 +29,12 @@ pub use sched::Preempt;
 /// The most CPUs a simulation may have (the ticket lock's 16-bit halves and
 /// the CLI's thread limit are far above it; beyond it nothing was measured).
 pub const MAX_CPUS: usize = 4096;
+
+/// What a simulated machine is: its profile, how many CPUs, the preemption
+/// model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimSpec {
+    pub cpus: usize,
+    pub preempt: Preempt,
+    pub machine: crate::model::machine::MachineProfile,
+}
