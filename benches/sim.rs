@@ -22,11 +22,11 @@ fn config(kind: LockKind, cpus: usize, machine: &MachineProfile) -> Config {
         sched: false,
         exponential: true,
         seed: 1,
-        engine: Engine::Sim(SimSpec {
+        engine: Engine::Sim(Box::new(SimSpec {
             cpus,
             preempt: Preempt::Voluntary,
             machine: machine.clone(),
-        }),
+        })),
     }
 }
 

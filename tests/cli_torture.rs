@@ -109,6 +109,40 @@ fn bad_input_is_one_line_and_exit_2() {
             &["--readers", "1", "--interval-us", "-2"],
             "--interval-us: -2 is out of range",
         ),
+        (
+            &["--readers", "1", "--cpus", "8"],
+            "--cpus: only with --engine sim",
+        ),
+        (
+            &["--readers", "1", "--engine", "sim", "--cpus", "0"],
+            "--cpus: 0 is out of range (allowed: 1..=4096)",
+        ),
+        (
+            &["--readers", "1", "--engine", "sim", "--cpus", "4097"],
+            "--cpus: 4097 is out of range (allowed: 1..=4096)",
+        ),
+        (
+            &[
+                "--readers",
+                "1",
+                "--engine",
+                "sim",
+                "--preempt",
+                "sometimes",
+            ],
+            "invalid value 'sometimes' for '--preempt",
+        ),
+        (
+            &[
+                "--readers",
+                "1",
+                "--engine",
+                "sim",
+                "--machine",
+                "/nonexistent.toml",
+            ],
+            "/nonexistent.toml: cannot read",
+        ),
     ];
     for (args, want) in cases {
         let out = torture(args);
@@ -135,4 +169,50 @@ fn unknown_kind_and_help_name_every_valid_kind() {
         assert!(bad.contains(kind.name()), "error omits {kind}: {bad}");
         assert!(help.contains(kind.name()), "--help omits {kind}:\n{help}");
     }
+}
+
+/// The report without the simulator's wall-clock figures.
+fn without_wall(report: &str) -> String {
+    report
+        .lines()
+        .map(|l| {
+            if l.starts_with("sim:") {
+                l.split(';').next().unwrap_or(l).to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_simulated_run_reports_virtual_time_and_is_the_same_every_time() {
+    let args = [
+        "--lock",
+        "rwsem",
+        "--readers",
+        "4",
+        "--writers",
+        "2",
+        "--downgraders",
+        "1",
+        "--engine",
+        "sim",
+        "--cpus",
+        "8",
+        "--duration",
+        "5ms",
+        "--seed",
+        "3",
+    ];
+    let (a, b) = (torture(&args), torture(&args));
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
+    let (a, b) = (text(&a.stdout), text(&b.stdout));
+    assert!(
+        a.contains("(virtual)") && a.contains("sim: 8 virtual CPUs"),
+        "{a}"
+    );
+    assert!(a.contains("Fail: 0"), "{a}");
+    assert_eq!(without_wall(&a), without_wall(&b));
 }

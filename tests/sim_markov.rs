@@ -44,11 +44,11 @@ fn run(kind: LockKind, cpus: usize, profile: &MachineProfile) -> Outcome {
         sched: false,
         exponential: true,
         seed: 7,
-        engine: Engine::Sim(SimSpec {
+        engine: Engine::Sim(Box::new(SimSpec {
             cpus,
             preempt: Preempt::Voluntary,
             machine: profile.clone(),
-        }),
+        })),
     })
     .expect("a simulated torture run")
 }

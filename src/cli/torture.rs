@@ -52,7 +52,8 @@ pub struct Args {
     /// How long to run: 500ms, 5s, 2m
     #[arg(long, default_value = "5s", allow_hyphen_values = true)]
     pub duration: String,
-    /// Hold time per acquisition, microseconds (busy-wait, like udelay)
+    /// Hold time per acquisition, microseconds to the nanosecond (0.2 is 200 ns;
+    /// busy-wait, like udelay)
     #[arg(
         long,
         value_name = "US",
@@ -60,7 +61,7 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub load_us: f64,
-    /// Pause after each release, microseconds (busy-wait)
+    /// Pause after each release, microseconds to the nanosecond (busy-wait)
     #[arg(
         long,
         value_name = "US",
@@ -136,7 +137,7 @@ fn config(args: &Args) -> Result<Config> {
         )));
     }
     let engine = match args.engine.sim()? {
-        Some(spec) => Engine::Sim(spec),
+        Some(spec) => Engine::Sim(Box::new(spec)),
         None => Engine::Native,
     };
     Ok(Config {
@@ -159,7 +160,7 @@ fn delay(key: &str, us: f64) -> Result<Duration> {
         Ok(Duration::from_nanos((us * 1_000.0).round() as u64))
     } else {
         Err(Error::usage(format!(
-            "{key}: {us} is out of range (allowed 0..={max}, in steps of 0.001)"
+            "{key}: {us} is out of range (allowed 0..={max})"
         )))
     }
 }

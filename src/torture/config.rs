@@ -75,7 +75,7 @@ pub enum Engine {
     /// This machine's threads.
     Native,
     /// Virtual CPUs of a machine profile.
-    Sim(SimSpec),
+    Sim(Box<SimSpec>),
 }
 
 impl Config {
