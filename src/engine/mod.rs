@@ -5,6 +5,7 @@
 //! engine returns a [`RunReport`]; nothing downstream knows which engine made it.
 
 pub mod native;
+pub mod storm;
 
 use crate::locks::LockKind;
 use crate::model::workload::MAX_THREADS;

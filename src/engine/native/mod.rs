@@ -5,13 +5,8 @@
 //! anon_vma family and per file, one mmap_lock per mm), and every role's
 //! threads run over it ([`storm`]) until the duration is up.
 
-pub mod ctx;
-pub mod memory;
 pub mod pin;
 pub mod recorder;
-pub mod roles;
-pub mod roster;
-pub mod shared;
 pub mod storm;
 pub mod summary;
 
@@ -23,9 +18,10 @@ use crate::model::WorldSpec;
 use crate::report::RunReport;
 use crate::rmap::ids::MmId;
 use crate::rmap::world::{Capacity, World};
-use ctx::Ctx;
-use memory::Memory;
-use roster::Roster;
+use crate::engine::storm::ctx::Ctx;
+use crate::engine::storm::memory::Memory;
+use crate::engine::storm::roster::Roster;
+use crate::engine::storm::shared;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;

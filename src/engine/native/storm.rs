@@ -2,11 +2,11 @@
 //! window, stop them on a flag after the duration, and give up waiting at
 //! twice the duration (the watchdog) so a livelocked run still ends and says so.
 
-use super::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use super::pin::{CpuList, pin_current_thread};
 use super::recorder::{Recorder, Slot};
-use super::roles::spin_for;
-use super::roles::{Role, Worker};
+use crate::engine::storm::roles::spin_for;
+use crate::engine::storm::roles::{Role, Worker};
 use crate::locks::RawRwLock;
 use crate::metrics::verdict::RunProgress;
 use rand::SeedableRng;

@@ -1,9 +1,9 @@
 //! A finished (or cut-off) run's slots and samples, turned into a RunReport
 //! with the engine-agnostic figures of `metrics`.
 
-use super::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use super::recorder::{LockKey, Record};
-use super::roles::Role;
+use crate::engine::storm::roles::Role;
 use super::storm::Outcome;
 use crate::engine::RunConfig;
 use crate::locks::RawRwLock;

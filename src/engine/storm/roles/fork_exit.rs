@@ -5,7 +5,7 @@
 
 use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
-use crate::engine::native::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {

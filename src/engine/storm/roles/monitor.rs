@@ -2,7 +2,7 @@
 //! seed 002), walk the vma list, `work_ns` of formatting while holding it.
 
 use super::{Worker, spin_for};
-use crate::engine::native::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {

@@ -5,7 +5,7 @@
 //! touch / mmap(PROT_NONE, MAP_FIXED) / mprotect, which makes every touch fault.
 
 use super::Worker;
-use crate::engine::native::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {

@@ -10,7 +10,7 @@ pub mod reclaim;
 mod touch;
 
 use super::ctx::Ctx;
-use super::recorder::Recorder;
+use crate::engine::native::recorder::Recorder;
 use crate::locks::RawRwLock;
 use crate::model::workload::ROLES;
 use crate::model::{MmChoice, RoleSpec};

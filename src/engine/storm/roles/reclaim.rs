@@ -5,9 +5,9 @@
 //! Direct reclaim by allocating threads runs the same scan.
 
 use super::{Worker, vma_hook};
-use crate::engine::native::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use crate::engine::native::recorder::LockKey;
-use crate::engine::native::shared::WalkOutcome;
+use crate::engine::storm::shared::WalkOutcome;
 use crate::locks::RawRwLock;
 use crate::rmap::ids::PageId;
 use crate::rmap::page::Mapping;

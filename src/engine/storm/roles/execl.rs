@@ -4,7 +4,7 @@
 //! unlinking, as __do_munmap did.
 
 use super::Worker;
-use crate::engine::native::ctx::Ctx;
+use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 use crate::rmap::ids::SpaceId;
 
