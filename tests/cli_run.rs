@@ -2,8 +2,7 @@
 //! the lock under test behaves as its kind says, bad input is one line and
 //! exit 2 with nothing written.
 
-use rmap_storm::report::RunReport;
-use rmap_storm::report::run::Verdict;
+use rmap_storm::results::{RunReport, Verdict};
 use std::path::Path;
 use std::process::{Command, Output};
 

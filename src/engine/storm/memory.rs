@@ -11,14 +11,12 @@
 //! (clearing young bits, as shrink_active_list does).
 
 use crate::model::MemorySpec;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct Memory {
     spec: MemorySpec,
     /// kswapd is awake: set below `low`, cleared at `high`.
     kswapd_awake: AtomicBool,
-    /// Pages reclaimed by anyone (kswapd or direct).
-    pub reclaimed: AtomicU64,
 }
 
 impl Memory {
@@ -26,7 +24,6 @@ impl Memory {
         Memory {
             spec,
             kswapd_awake: AtomicBool::new(false),
-            reclaimed: AtomicU64::new(0),
         }
     }
 

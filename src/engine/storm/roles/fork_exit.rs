@@ -7,26 +7,24 @@ use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::metrics::record::OpOutcome;
 
-pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
+pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     direct_reclaim_if_needed(ctx, w);
     let Some((position, old, parent)) = ctx.roster.claim_child() else {
         // No descendants to replace: fork and exit a child of the ancestor.
-        match ctx.world.fork(ctx.roster.ancestor()) {
-            Some(child) => ctx.world.exit(child),
-            None => w.rec.local.failed += 1,
-        }
-        return;
+        let Some(child) = ctx.world.fork(ctx.roster.ancestor()) else {
+            return OpOutcome::Failed;
+        };
+        ctx.world.exit(child);
+        return OpOutcome::Done;
     };
-    match ctx.world.fork(parent) {
-        Some(child) => {
-            ctx.roster.publish(position, child);
-            ctx.roster.begin_exit(old);
-            ctx.world.exit(old);
-        }
-        None => {
-            ctx.roster.publish(position, old);
-            w.rec.local.failed += 1;
-        }
-    }
+    let Some(child) = ctx.world.fork(parent) else {
+        ctx.roster.publish(position, old);
+        return OpOutcome::Failed;
+    };
+    ctx.roster.publish(position, child);
+    ctx.roster.begin_exit(old);
+    ctx.world.exit(old);
+    OpOutcome::Done
 }

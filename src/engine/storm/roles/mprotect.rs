@@ -7,26 +7,27 @@
 use super::Worker;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::metrics::record::OpOutcome;
+use crate::model::Role;
 
-pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
+pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let l = &ctx.layout;
     if l.anon_vmas == 0 || l.pages_per_vma < 2 {
-        w.rec.local.failed += 1;
-        return;
+        return OpOutcome::Failed;
     }
     let random = w.below(u32::MAX) as usize;
     let Some(user) = ctx.pick_mm(ctx.workload.mm, random) else {
-        return;
+        return OpOutcome::Failed;
     };
     let vma = w.vma_index(ctx);
     let start = l.anon_vma_start(vma);
-    if ctx.workload.mprotect.remap.unwrap_or(false) {
+    if ctx.workload.roles[Role::Mprotect].remap.unwrap_or(false) {
         ctx.world.mmap_anon_fixed(user.mm, start, l.pages_per_vma);
     }
     let at = start + 1 + w.below(l.pages_per_vma - 1);
-    if ctx.world.split(user.mm, at) {
-        ctx.world.merge(user.mm, at);
-    } else {
-        w.rec.local.failed += 1;
+    if !ctx.world.split(user.mm, at) {
+        return OpOutcome::Failed;
     }
+    ctx.world.merge(user.mm, at);
+    OpOutcome::Done
 }

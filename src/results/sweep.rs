@@ -1,10 +1,10 @@
-//! What a sweep is: its parameters, and the deterministic list of points they
-//! expand to. A point carries everything a runner needs, so an engine adapter
-//! never looks back at the sweep.
+//! What a sweep is: its parameters, the deterministic list of points they
+//! expand to, and the finished points a sweep folder holds. A point carries
+//! everything a runner needs, so an engine adapter never looks back at the
+//! sweep.
 
-use super::Shard;
+use super::{RunReport, SCHEMA, Shard};
 use crate::locks::LockKind;
-use crate::report::RunReport;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -183,6 +183,46 @@ impl SweepParams {
             threads,
             duration_ms: self.duration_ms,
             overrides,
+        }
+    }
+}
+
+/// Everything a sweep folder holds, as results.json spells it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepResults {
+    /// [`SCHEMA`] when written by this build.
+    pub schema: u32,
+    pub sweep: SweepParams,
+    /// Finished points, by point index.
+    pub runs: Vec<PointRun>,
+}
+
+impl SweepResults {
+    /// The results of `sweep` so far: `runs`, sorted by point index.
+    pub fn new(sweep: SweepParams, mut runs: Vec<PointRun>) -> SweepResults {
+        runs.sort_by_key(|r| r.point.index);
+        SweepResults {
+            schema: SCHEMA,
+            sweep,
+            runs,
+        }
+    }
+
+    /// Whether the point `index` has finished.
+    pub fn holds(&self, index: usize) -> bool {
+        self.runs
+            .binary_search_by_key(&index, |r| r.point.index)
+            .is_ok()
+    }
+
+    /// Add a finished point, keeping index order; a point already held is kept
+    /// as it is and `run` dropped.
+    pub fn insert(&mut self, run: PointRun) {
+        if let Err(at) = self
+            .runs
+            .binary_search_by_key(&run.point.index, |r| r.point.index)
+        {
+            self.runs.insert(at, run);
         }
     }
 }

@@ -8,12 +8,10 @@ use crate::locks::LockKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The JSON schema version; bump on any incompatible change.
-pub const SCHEMA: u32 = 1;
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
-    /// Always [`SCHEMA`].
+    /// [`super::SCHEMA`] when written by this build; an older file keeps
+    /// its own (see [`super::check_schema`]).
     pub schema: u32,
     /// The model file's path as given (or the default model's).
     pub model: String,
@@ -46,11 +44,18 @@ pub struct RunReport {
 pub struct RoleReport {
     /// Threads that ran this role.
     pub threads: u32,
-    /// Completed operations.
+    /// Done operations: the only ones counted in `ops_per_s` and latency.
     pub ops: u64,
     pub ops_per_s: f64,
-    /// Latency of one operation, nanoseconds.
+    /// Latency of one done operation, nanoseconds.
     pub latency_ns: Latency,
+    /// Operations that could not be done (no free page, no live task, no
+    /// room to fork, nothing to split). Schema 2; 0 when read from schema 1.
+    #[serde(default)]
+    pub failed: u64,
+    /// Operations that gave up on a contended try_lock. Schema 2.
+    #[serde(default)]
+    pub gave_up: u64,
     /// Direct-reclaim entries made by this role's threads.
     #[serde(default)]
     pub direct_reclaim: u64,
