@@ -1,7 +1,7 @@
 //! Reading the tool's result files back: a run's JSON, a sweep folder, or a
 //! sweep's results.json, each checked against the schemas this build reads.
 //!
-//! A sweep folder (written by `crate::sweep::store`):
+//! A sweep folder (written by the sweep layer, `sweep::store`):
 //!
 //! ```text
 //! DIR/sweep.json          the SweepParams (what this folder is a run of)
