@@ -217,7 +217,7 @@ mod tests {
             if calls == 300 {
                 stop.store(true, Ordering::Relaxed);
             }
-            if calls % 3 == 0 {
+            if calls.is_multiple_of(3) {
                 OpOutcome::GaveUp
             } else {
                 OpOutcome::Done

@@ -8,6 +8,7 @@ use crate::locks::RawRwLock;
 use crate::rmap::anon_vma::{self, Prepare};
 use crate::rmap::fault::{self, Fault, OutOfPages};
 use crate::rmap::pte::{self, DIRTY, Pte, YOUNG};
+use crate::rmap::step_locks::StepParts;
 use crate::rmap::{Backing, Mm, MmId, Vma};
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -1,6 +1,6 @@
-//! The world as the native engine's threads share it: every lock domain of
-//! [`crate::rmap`] behind its own lock, and whole kernel operations composed
-//! from the rmap step functions the way [`World`] composes them, but taking
+//! The world as an engine's threads share it: every lock domain of
+//! [`crate::rmap`] behind its own lock, and whole kernel operations run by the
+//! same compositions as [`World`]'s ([`crate::rmap::compose`]), but taking
 //! each step's declared locks (see the lock order in [`crate::rmap`]'s doc).
 //!
 //! | part                         | lock (class for the stats)                     |

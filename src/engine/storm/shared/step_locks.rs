@@ -1,5 +1,7 @@
 //! Taking exactly the rmap locks a step declares ([`LockSet`]), in its order,
-//! and handing the step the parts they guard.
+//! and handing the step the parts they guard: this world's side of
+//! [`TakeStepLocks`], so [`crate::rmap::compose`] runs fork, teardown, split
+//! and merge here under the real locks.
 //!
 //! Every writer step of src/rmap (fork's clone and own halves, an i_mmap
 //! insert, unlink_anon_vmas, unlink_file_vma_batch, split's clone and
@@ -10,7 +12,8 @@
 use super::SharedWorld;
 use crate::locks::RawRwLock;
 use crate::locks::guard::WriteGuard;
-use crate::rmap::{AddressSpace, Family, LockSet, LockTarget, Mode};
+use crate::rmap::step_locks::{StepParts, TakeStepLocks};
+use crate::rmap::{AddressSpace, Family, FamilyId, LockSet, LockTarget, Mode};
 
 /// The WRITE holds of one step: at most an i_mmap and a family root
 /// (vma_prepare's pair). Fields drop in declaration order: the root first,
@@ -20,33 +23,35 @@ pub struct StepLocks<'a, L: RawRwLock> {
     space: Option<WriteGuard<'a, L, AddressSpace>>,
 }
 
-impl<L: RawRwLock> StepLocks<'_, L> {
-    /// The locked family, if the step locked one. Panics if its slot is empty:
-    /// a writer reaches a family through a vma it holds the mmap_lock of, and a
-    /// family lives as long as any vma links to it.
-    pub fn family(&mut self) -> Option<&mut Family> {
-        self.parts().0
-    }
-
-    /// The locked address space, if the step locked one.
-    pub fn space(&mut self) -> Option<&mut AddressSpace> {
-        self.space.as_deref_mut()
-    }
-
-    /// Empty the locked family's slot: its root anon_vma was just freed
-    /// (unlink_anon_vmas returned Gone).
-    pub fn clear_family(&mut self) {
-        let slot = self.family.as_deref_mut();
-        *slot.expect("the step locked a family") = None;
-    }
-
-    /// Both parts at once (split and merge commits need both).
-    pub fn parts(&mut self) -> (Option<&mut Family>, Option<&mut AddressSpace>) {
+impl<L: RawRwLock> StepParts for StepLocks<'_, L> {
+    fn parts(&mut self) -> (Option<&mut Family>, Option<&mut AddressSpace>) {
         let family = self.family.as_deref_mut().map(|slot| {
             slot.as_mut()
                 .expect("a family linked from a locked vma is live")
         });
         (family, self.space.as_deref_mut())
+    }
+
+    fn clear_family(&mut self) {
+        let slot = self.family.as_deref_mut();
+        *slot.expect("the step locked a family") = None;
+    }
+}
+
+/// A shared reference to the world takes the real locks; the guards live as
+/// long as the reference, so a step's held locks borrow nothing else.
+impl<'w, L: RawRwLock> TakeStepLocks for &'w SharedWorld<L> {
+    type Held<'a>
+        = StepLocks<'w, L>
+    where
+        Self: 'a;
+
+    fn lock_step(&mut self, set: LockSet) -> StepLocks<'w, L> {
+        SharedWorld::lock_step(*self, set)
+    }
+
+    fn free_family(&mut self, family: FamilyId) {
+        SharedWorld::free_family(*self, family)
     }
 }
 

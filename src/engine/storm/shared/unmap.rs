@@ -1,11 +1,11 @@
 //! exit (exit_mmap) and munmap (__do_munmap / do_vmi_munmap) under locks: the
 //! mm's mmap_lock WRITE across both passes of [`crate::rmap::unmap`] (zap,
-//! then free_pgtables' unlink steps, each under its declared rmap lock).
+//! then free_pgtables' unlink steps, each under its declared rmap lock), as
+//! [`compose::teardown`] runs them.
 
 use super::SharedWorld;
 use crate::locks::RawRwLock;
-use crate::rmap::anon_vma::{self, FamilyFate};
-use crate::rmap::unmap::{self, UnlinkStep};
+use crate::rmap::compose;
 use crate::rmap::{MmId, Vma};
 
 impl<L: RawRwLock> SharedWorld<L> {
@@ -82,35 +82,14 @@ impl<L: RawRwLock> SharedWorld<L> {
     }
 
     /// unmap_vmas then free_pgtables over vmas already out of the mm (the
-    /// caller holds its mmap_lock).
+    /// caller holds its mmap_lock): [`compose::teardown`] under this world's
+    /// locks. A family emptied under its root WRITE leaves an empty slot that
+    /// a later walker finds empty (or holding a successor, see the module doc).
     fn teardown(&self, mm: MmId, vmas: &mut [Vma]) {
         let ptes = self
             .page_tables
             .table(mm)
             .expect("a live mm has a page table");
-        for v in vmas.iter() {
-            unmap::zap_vma(v, ptes, &self.pages);
-        }
-        for step in unmap::free_pgtables_plan(vmas) {
-            let mut held = self.lock_step(step.locks());
-            match step {
-                UnlinkStep::Anon { vma, family } => {
-                    let f = held.family().expect("an Anon unlink locks its family");
-                    if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
-                        // Under the root WRITE: a walker that reaches this slot
-                        // later finds it empty (or a successor, see the
-                        // module doc).
-                        held.clear_family();
-                        drop(held);
-                        self.free_family(family);
-                    }
-                }
-                UnlinkStep::File { vmas: batch, .. } => {
-                    let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
-                    let space = held.space().expect("a File unlink locks its i_mmap");
-                    unmap::unlink_file_step(&batch, space);
-                }
-            }
-        }
+        compose::teardown(&mut &*self, vmas, ptes, &self.pages);
     }
 }

@@ -3,8 +3,8 @@
 
 use super::SharedWorld;
 use crate::locks::RawRwLock;
-use crate::rmap::anon_vma::{self, FamilyFate};
-use crate::rmap::{LockReq, LockSet, LockTarget, Mm, MmId, SpaceId, mmap, split};
+use crate::rmap::step_locks::StepParts;
+use crate::rmap::{Mm, MmId, SpaceId, compose, mmap};
 
 impl<L: RawRwLock> SharedWorld<L> {
     /// __split_vma at `at` (mprotect of part of a vma): mmap_lock WRITE, then
@@ -18,19 +18,10 @@ impl<L: RawRwLock> SharedWorld<L> {
         guard.as_mut().is_some_and(|m| self.split_locked(mm, m, at))
     }
 
-    /// The split steps, the caller holding `mm`'s mmap_lock WRITE.
+    /// The split steps ([`compose::split`]), the caller holding `mm`'s
+    /// mmap_lock WRITE.
     pub(super) fn split_locked(&self, mm_id: MmId, mm: &mut Mm, at: u32) -> bool {
-        let Some(plan) = split::split_plan(mm, at) else {
-            return false;
-        };
-        let pending = {
-            let mut held = self.lock_step(plan.clone);
-            split::split_clone(mm_id, mm, &plan, held.family())
-        };
-        let mut held = self.lock_step(plan.commit);
-        let (family, space) = held.parts();
-        split::split_commit(mm_id, mm, &plan, pending, family, space);
-        true
+        compose::split(&mut &*self, mm_id, mm, at)
     }
 
     /// Merge the vmas meeting at `at` if compatible (vma_merge): mmap_lock
@@ -42,29 +33,9 @@ impl<L: RawRwLock> SharedWorld<L> {
             return false;
         };
         let mut guard = slot.write();
-        let Some(m) = guard.as_mut() else {
-            return false;
-        };
-        let Some(plan) = split::merge_plan(m, at) else {
-            return false;
-        };
-        let mut gone = {
-            let mut held = self.lock_step(plan.commit);
-            let (family, space) = held.parts();
-            split::merge_commit(mm, m, &plan, family, space)
-        };
-        if let Some(f) = plan.unlink {
-            let unlink = LockSet::one(LockReq::write(LockTarget::AnonVmaRoot(f)));
-            let mut held = self.lock_step(unlink);
-            let family = held.family().expect("unlink locks its family");
-            let fate = anon_vma::unlink_anon_vmas(&mut gone, family);
-            assert_eq!(
-                fate,
-                FamilyFate::Alive,
-                "the surviving vma keeps its family"
-            );
-        }
-        true
+        guard
+            .as_mut()
+            .is_some_and(|m| compose::merge(&mut &*self, mm, m, at))
     }
 
     /// mmap file pages `[pgoff, pgoff + pages)` shared, wherever they fit
