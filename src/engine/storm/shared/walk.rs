@@ -20,15 +20,10 @@ use crate::rmap::{Mapping, PageId, PagePool, WalkResult};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WalkOutcome {
     /// The walk took its lock. `hold` is the read hold `[enter, leave)` in ns
-    /// since the epoch, stamped inside the critical section; `anon` says
-    /// whether the lock was a family root (else an i_mmap). `result.raced`:
+    /// since the epoch, stamped inside the critical section. `result.raced`:
     /// under the lock the page turned out to belong elsewhere, or (anon) to be
     /// unmapped, so nothing was visited.
-    Done {
-        result: WalkResult,
-        hold: Hold,
-        anon: bool,
-    },
+    Done { result: WalkResult, hold: Hold },
     /// `try_lock` found the lock taken and gave up (the 2022+ reclaim keeps
     /// the page).
     Contended,
@@ -168,11 +163,7 @@ impl<L: RawRwLock> SharedWorld<L> {
             }
         };
         match timed {
-            Some((result, hold)) => WalkOutcome::Done {
-                result,
-                hold,
-                anon: matches!(mapping, Mapping::Anon { .. }),
-            },
+            Some((result, hold)) => WalkOutcome::Done { result, hold },
             None => WalkOutcome::Contended,
         }
     }
