@@ -45,7 +45,7 @@ impl Role {
     ];
 
     /// The model's, the command line's and the report's name.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         NAMES[self as usize]
     }
 

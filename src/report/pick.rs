@@ -1,10 +1,11 @@
 //! Which role and which lock class a sweep's one-number-per-run figures (the
 //! CSV's wait_share, the plots) describe, when a run reports several.
 
+use crate::model::Role;
 use crate::results::{LockClassReport, RunReport};
 
 /// The role plotted by default: kswapd's work, the thing the storm is about.
-pub const DEFAULT_ROLE: &str = "reclaim";
+pub const DEFAULT_ROLE: &str = Role::Reclaim.name();
 
 /// The lock class whose wait share summarises a run: `anon_vma` (the root lock
 /// the storm is about) when the run has it, else the class with the most
