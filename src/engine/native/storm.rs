@@ -54,9 +54,9 @@ pub fn run<L: RawRwLock>(
                 let think_ns = w.spec(&ctx).think_us * 1_000;
                 barrier.wait();
                 let mut rec = Recorder::new(&slots[i]);
-                let role = place.role;
+                let (role, ctx): (_, &Ctx<L>) = (place.role, &ctx);
                 work(&ctx.stop, think_ns, &mut w, &mut rec, |w| {
-                    roles::op(role, &ctx, w)
+                    roles::op(role, ctx, w)
                 });
                 rec.finish(&mut w.local);
             })
