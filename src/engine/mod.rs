@@ -3,6 +3,10 @@
 //! A [`RunConfig`] is what the CLI (or a sweep point) resolved: the model with
 //! overrides applied, which lock kinds go where, how long, on which CPUs. An
 //! engine returns a [`RunReport`]; nothing downstream knows which engine made it.
+//!
+//! [`storm`] is what every engine runs (roles, workers, the locked world);
+//! [`native`] runs it on real threads; [`cpus`] is the `--pin` list. Only this
+//! module and the CLI name an engine: everything else sees a `RunReport`.
 
 pub mod cpus;
 pub mod native;
