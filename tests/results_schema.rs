@@ -1,7 +1,7 @@
-//! Files written by the schema-1 build (tests/data/schema1: a `run --json` and
-//! the two shard folders of one sweep, as that build wrote them) are still
-//! read by compare, merge and plot; a schema newer than this build's is
-//! refused in one line.
+//! Files written by the schema-1 build (tests/data/schema1: a `run --json`
+//! and `--csv`, and the two shard folders of one sweep, as that build wrote
+//! them) are still read by compare, merge and plot; a schema newer than this
+//! build's is refused in one line.
 
 use rmap_storm::fileio::{self, results::read_sweep};
 use rmap_storm::report::compare;
@@ -97,5 +97,16 @@ fn a_newer_schema_is_refused_in_one_line() {
         e.to_string()
             .ends_with("future.json: schema 3 (this build reads schemas 1..=2)"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_schema_1_csv_parses_with_zero_failures() {
+    let file = std::fs::File::open(data("run.csv")).unwrap();
+    let rows = rmap_storm::report::csv::from_reader(file).unwrap();
+    assert_eq!(rows.len(), 3, "monitor, mprotect, touch");
+    assert!(
+        rows.iter()
+            .all(|r| r.failed == 0 && r.gave_up == 0 && r.ops > 0)
     );
 }
