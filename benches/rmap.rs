@@ -12,7 +12,7 @@
 //! Run briefly: `cargo bench --bench rmap -- --warm-up-time 1 --measurement-time 2`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rmap_storm::engine::native::shared::SharedWorld;
+use rmap_storm::engine::storm::shared::SharedWorld;
 use rmap_storm::locks::LockKind;
 use rmap_storm::locks::rwsem::Rwsem;
 use rmap_storm::model::{self, Model};

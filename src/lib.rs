@@ -1,18 +1,23 @@
 //! rmap-storm: a model of the Linux reverse map and the locks that guard it.
 //!
 //! Data flows one way: a model file ([`model`]) builds a world ([`rmap`]); an
-//! engine runs roles over it taking the lock under test ([`locks`]); the run's
-//! figures go to [`metrics`] and are printed by [`report`]; [`cli`] wires the
-//! subcommands; [`torture`] stresses one lock on its own, locktorture style.
+//! engine ([`engine`]) runs the storm's roles over it taking the lock under
+//! test ([`locks`]); the run's figures are computed by [`metrics`] into the
+//! plain data of [`results`], stored and read back by [`fileio`], and printed
+//! by [`report`]; [`sweep`] runs many points, [`torture`] stresses one lock on
+//! its own, locktorture style; [`cli`] wires the subcommands. Each layer
+//! imports only the layers before it in that list.
 
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod fileio;
 pub mod locks;
 pub mod metrics;
 pub mod mode;
 pub mod model;
 pub mod report;
+pub mod results;
 pub mod rmap;
 pub mod sweep;
 pub mod torture;

@@ -3,7 +3,8 @@
 mod sweep_fake;
 
 use indicatif::ProgressBar;
-use rmap_storm::sweep::{self, Shard, SweepParams};
+use rmap_storm::results::{Shard, SweepParams};
+use rmap_storm::sweep;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -186,7 +187,7 @@ fn merged_shards_give_the_unsharded_points() {
         printed.starts_with("merged 18 of 18 points into"),
         "{printed}"
     );
-    let load = |p: &Path| sweep::store::load(p).unwrap();
+    let load = |p: &Path| rmap_storm::fileio::results::read_sweep(p).unwrap();
     assert_eq!(load(&merged), load(&whole));
     assert!(merged.join("throughput.png").exists() && merged.join("results.csv").exists());
 

@@ -1,7 +1,8 @@
-//! Kernel behaviours the model must reproduce, one scenario each (DOMAIN.md
-//! sections 1-2). The random-sequence test (rmap_ops.rs) checks consistency;
-//! these check that the consistent world is the kernel's: which anon_vma a fork
-//! reuses, what a COW fault creates, which locks each step declares.
+//! Kernel behaviours the model must reproduce, one scenario each (mm/rmap.c,
+//! mm/vma.c, kernel/fork.c; docs/kernel.md). The random-sequence test
+//! (rmap_ops.rs) checks consistency; these check that the consistent world is
+//! the kernel's: which anon_vma a fork reuses, what a COW fault creates, which
+//! locks each step declares.
 
 use rmap_storm::rmap::anon_vma::find_mergeable_anon_vma;
 use rmap_storm::rmap::fault::Fault;

@@ -7,7 +7,7 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use rmap_storm::engine::native::shared::{SharedWorld, WalkOutcome};
+use rmap_storm::engine::storm::shared::{SharedWorld, WalkOutcome};
 use rmap_storm::locks::platform::Native;
 use rmap_storm::locks::rwlock::RwlockT;
 use rmap_storm::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};

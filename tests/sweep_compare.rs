@@ -70,14 +70,17 @@ fn the_table_has_lkp_columns_and_marks() {
 fn sweep_folder(dir: &std::path::Path, seed: u64) -> std::path::PathBuf {
     sweep_folder_of(
         dir,
-        sweep::SweepParams {
+        rmap_storm::results::SweepParams {
             seed,
             ..sweep_fake::params()
         },
     )
 }
 
-fn sweep_folder_of(dir: &std::path::Path, params: sweep::SweepParams) -> std::path::PathBuf {
+fn sweep_folder_of(
+    dir: &std::path::Path,
+    params: rmap_storm::results::SweepParams,
+) -> std::path::PathBuf {
     let out = dir.join(format!(
         "seed{}-x{}",
         params.seed,
@@ -158,7 +161,7 @@ fn two_sweeps_pair_by_point_and_two_runs_pair_whatever_their_lock() {
 
     // Two run files: one group each, compared although the locks differ.
     let load_run = |index: usize| {
-        let results = sweep::store::load(&base).unwrap();
+        let results = rmap_storm::fileio::results::read_sweep(&base).unwrap();
         let path = dir.path().join(format!("run{index}.json"));
         let json = serde_json::to_string(&results.runs[index].report).unwrap();
         std::fs::write(&path, json).unwrap();
@@ -195,8 +198,8 @@ fn a_file_that_is_no_run_is_a_usage_error() {
 fn sweeps_over_different_x_values_pair_by_value_and_sort_numerically() {
     let dir = tempfile::tempdir().unwrap();
     let base = sweep_folder(dir.path(), 7);
-    let wider = sweep::SweepParams {
-        x: sweep::XAxis::Threads(vec![2, 4, 16]),
+    let wider = rmap_storm::results::SweepParams {
+        x: rmap_storm::results::XAxis::Threads(vec![2, 4, 16]),
         ..sweep_fake::params()
     };
     let new = sweep_folder_of(dir.path(), wider);

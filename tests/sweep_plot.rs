@@ -5,7 +5,8 @@ mod sweep_fake;
 use indicatif::ProgressBar;
 use rmap_storm::locks::LockKind;
 use rmap_storm::report::plot;
-use rmap_storm::sweep::{self, SweepParams, SweepResults, XAxis};
+use rmap_storm::results::{SweepParams, SweepResults, XAxis};
+use rmap_storm::sweep;
 use std::path::Path;
 
 fn results(params: &SweepParams, out: &Path) -> SweepResults {

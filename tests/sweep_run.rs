@@ -4,9 +4,13 @@ mod sweep_fake;
 
 use indicatif::ProgressBar;
 use proptest::prelude::*;
+use rmap_storm::fileio::{self, results::read_sweep};
 use rmap_storm::locks::LockKind;
 use rmap_storm::report::csv;
-use rmap_storm::sweep::{self, PointRun, Runner, Shard, SweepParams, SweepPoint, XAxis, store};
+use rmap_storm::results::{
+    PointRun, RunReport, Shard, SweepParams, SweepPoint, SweepResults, XAxis,
+};
+use rmap_storm::sweep::{self, Runner};
 use rmap_storm::{Error, Result};
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -40,7 +44,7 @@ fn assert_all_whole(dir: &Path) -> usize {
         let text = std::fs::read_to_string(path).unwrap();
         match name.as_ref() {
             "sweep.json" => drop(serde_json::from_str::<SweepParams>(&text).unwrap()),
-            "results.json" => drop(serde_json::from_str::<store::SweepResults>(&text).unwrap()),
+            "results.json" => drop(serde_json::from_str::<SweepResults>(&text).unwrap()),
             "results.csv" => drop(csv::from_reader(text.as_bytes()).unwrap()),
             _ => drop(serde_json::from_str::<PointRun>(&text).unwrap()),
         }
@@ -136,13 +140,12 @@ fn a_sweep_writes_points_results_and_round_trips_them() {
     assert_eq!(assert_all_whole(&out), 18 + 3);
 
     // JSON: the folder, and results.json alone, read back as what was written.
-    assert_eq!(store::load(&out).unwrap(), outcome.results);
+    assert_eq!(read_sweep(&out).unwrap(), outcome.results);
     let results_json = out.join("results.json");
-    assert_eq!(store::load(&results_json).unwrap(), outcome.results);
+    assert_eq!(read_sweep(&results_json).unwrap(), outcome.results);
     // Each entry of results.json still reads as a plain run JSON.
-    let value: serde_json::Value = store::read_json(&results_json).unwrap();
-    let first: rmap_storm::report::RunReport =
-        serde_json::from_value(value["runs"][0].clone()).unwrap();
+    let value: serde_json::Value = fileio::read_json(&results_json).unwrap();
+    let first: RunReport = serde_json::from_value(value["runs"][0].clone()).unwrap();
     assert_eq!(first, outcome.results.runs[0].report);
 
     // CSV: one row per run and role, read back equal to what was written.
@@ -179,7 +182,7 @@ struct Failing<'a> {
 }
 
 impl Runner for Failing<'_> {
-    fn run(&self, point: &SweepPoint) -> Result<rmap_storm::report::RunReport> {
+    fn run(&self, point: &SweepPoint) -> Result<RunReport> {
         if self.done.get() == self.limit {
             assert!(!self.panic, "engine crashed");
             return Err(Error::failed("engine lost"));
@@ -208,7 +211,7 @@ fn an_interrupted_sweep_keeps_whole_files_and_resumes() {
         "{err}"
     );
     assert_eq!(assert_all_whole(&out), 5 + 3);
-    assert_eq!(store::load(&out).unwrap().runs.len(), 5);
+    assert_eq!(read_sweep(&out).unwrap().runs.len(), 5);
 
     // A panic mid-sweep (the process dying) leaves whole files too.
     let done = Cell::new(0);
@@ -229,7 +232,7 @@ fn an_interrupted_sweep_keeps_whole_files_and_resumes() {
     assert_eq!((resumed.ran, resumed.resumed), (13, 5));
     let fresh = run_sweep(&params, &dir.path().join("fresh"), &sweep_fake::report).unwrap();
     assert_eq!(resumed.results, fresh.results);
-    assert_eq!(store::load(&out).unwrap(), fresh.results);
+    assert_eq!(read_sweep(&out).unwrap(), fresh.results);
     // A leftover temp file from a kill mid-write is removed on the next run.
     std::fs::write(out.join(".tmp-results.json"), "{\"trunc").unwrap();
     run_sweep(&params, &out, &sweep_fake::report).unwrap();
@@ -274,7 +277,7 @@ fn bad_output_folders_and_rejected_points_write_nothing() {
                 _ => Ok(()),
             }
         }
-        fn run(&self, _: &SweepPoint) -> Result<rmap_storm::report::RunReport> {
+        fn run(&self, _: &SweepPoint) -> Result<RunReport> {
             unreachable!("a rejected sweep runs nothing")
         }
     }
@@ -317,7 +320,7 @@ fn merged_shards_equal_the_unsharded_sweep() {
     let merged_dir = dir.path().join("merged");
     let merged = sweep::merge(&shards, &merged_dir).unwrap();
     assert_eq!(merged, whole.results);
-    assert_eq!(store::load(&merged_dir).unwrap(), whole.results);
+    assert_eq!(read_sweep(&merged_dir).unwrap(), whole.results);
     assert_all_whole(&merged_dir);
 
     // One shard alone merges to half the points; merging again into the same

@@ -2,11 +2,12 @@
 //! build a model's initial world and print what it holds and what walking it
 //! costs (see [`WorldStats`] for each figure).
 
+use crate::fileio::write_atomic;
 use crate::model;
 use crate::rmap::{World, WorldStats, dot};
 use crate::{Error, Result};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
@@ -31,7 +32,7 @@ pub fn run(args: Args) -> Result<()> {
     let world = World::build(&model.world);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     if let Some(path) = &args.dot {
-        write_atomically(path, dot::hierarchy_dot(&world).as_bytes())?;
+        write_atomic(path, dot::hierarchy_dot(&world).as_bytes())?;
     }
     let stats = world.stats(build_ms);
     let out = if args.json {
@@ -95,22 +96,4 @@ fn table(s: &WorldStats) -> String {
                 + "\n"
         })
         .collect()
-}
-
-/// Write `bytes` to a temporary file next to `path`, then rename it over
-/// `path`, so a reader never sees a half-written graph.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let fail = |e: std::io::Error| Error::failed(format!("{}: cannot write: {e}", path.display()));
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::usage(format!("{}: --dot needs a file name", path.display())))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp.{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, bytes).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
 }

@@ -1,8 +1,8 @@
 //! `rmap-storm plot DIR [--out DIR] [--role ROLE]`: draw a sweep's charts.
 
 use crate::Result;
+use crate::fileio::results::read_sweep;
 use crate::report::plot;
-use crate::sweep::store;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -19,7 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let results = store::load(&args.dir)?;
+    let results = read_sweep(&args.dir)?;
     let out = match args.out {
         Some(out) => out,
         None if args.dir.is_dir() => args.dir.clone(),

@@ -2,11 +2,11 @@
 
 use super::duration;
 use crate::engine::{self, RunConfig, RunRequest};
+use crate::fileio::{write_atomic, write_json};
 use crate::locks::LockKind;
 use crate::model::Model;
-use crate::report::{RunReport, csv, run_text};
-use crate::sweep::store::write_atomic;
-use crate::sweep::{PointRun, SweepPoint};
+use crate::report::{csv, run_text};
+use crate::results::{PointRun, RunReport, SweepPoint};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -42,7 +42,7 @@ pub struct Args {
     /// Override a model value, checked like the file (repeatable)
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
     pub set: Vec<String>,
-    /// Write the run's JSON (schema 1) here
+    /// Write the run's JSON here (its "schema" key says which; see README)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the run's CSV (one row per role) here
@@ -73,8 +73,7 @@ pub fn run(args: Args) -> Result<()> {
     let report = engine::run(&cfg)?;
     print!("{}", run_text::render(&report));
     if let Some(path) = &args.json {
-        let json = serde_json::to_vec_pretty(&report).map_err(Error::failed)?;
-        write_atomic(path, &json)?;
+        write_json(path, &report)?;
     }
     if let Some(path) = &args.csv {
         write_atomic(path, &csv::to_bytes(&csv::rows(&[as_point(&cfg, report)]))?)?;

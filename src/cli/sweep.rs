@@ -4,8 +4,9 @@
 
 use crate::engine::{self, RunConfig, RunRequest};
 use crate::locks::LockKind;
-use crate::report::{RunReport, plot};
-use crate::sweep::{self, Runner, Shard, SweepParams, SweepPoint, XAxis};
+use crate::report::plot;
+use crate::results::{RunReport, Shard, SweepParams, SweepPoint, XAxis};
+use crate::sweep::{self, Runner};
 use crate::{Error, Result};
 use std::path::Path;
 use std::path::PathBuf;

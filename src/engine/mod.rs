@@ -3,16 +3,23 @@
 //! A [`RunConfig`] is what the CLI (or a sweep point) resolved: the model with
 //! overrides applied, which lock kinds go where, how long, on which CPUs. An
 //! engine returns a [`RunReport`]; nothing downstream knows which engine made it.
+//!
+//! [`storm`] is what every engine runs (roles, workers, the locked world);
+//! [`native`] runs it on real threads, [`sim`] on virtual CPUs; [`cpus`] is
+//! the `--pin` list. Only this
+//! module and the CLI name an engine: everything else sees a `RunReport`.
 
+pub mod cpus;
 pub mod native;
 pub mod sim;
+pub mod storm;
 
 use crate::locks::LockKind;
 use crate::model::workload::MAX_THREADS;
-use crate::model::{LockTarget, Model};
-use crate::report::RunReport;
+use crate::model::{Model, StudiedLock};
+use crate::results::RunReport;
 use crate::{Error, Result};
-use native::pin::{CpuList, online_cpus};
+use cpus::{CpuList, online_cpus};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -59,8 +66,8 @@ impl RunConfig {
                     "--threads: {n} is out of range (allowed: 1..={MAX_THREADS})"
                 )));
             }
-            let scale = model.workload.scale.clone();
-            model.workload.role_mut(&scale).threads = n;
+            let scale = model.workload.scale;
+            model.workload.roles[scale].threads = n;
         }
         if model.workload.threads() == 0 {
             return Err(Error::usage(format!(
@@ -89,8 +96,8 @@ impl RunConfig {
     /// mmap_lock, the rmap locks are today's rw_semaphore.
     pub fn kinds(&self) -> (LockKind, LockKind) {
         match self.model.workload.lock_target {
-            LockTarget::Rmap => (self.lock, self.mmap_lock),
-            LockTarget::MmapLock => (LockKind::Rwsem, self.lock),
+            StudiedLock::Rmap => (self.lock, self.mmap_lock),
+            StudiedLock::MmapLock => (LockKind::Rwsem, self.lock),
         }
     }
 }

@@ -31,7 +31,7 @@
 //!
 //! Negative controls, run by hand (each made the named tests fail): a 2007
 //! rwsem whose writer may enter while readers hold (mutual exclusion, all
-//! sizes); the STACK.md race, a writer that sets WAITERS and parks on a free
+//! sizes); the waiters-bit race (docs/kernel.md), a writer that sets WAITERS and parks on a free
 //! lock (deadlock, rwsem and mutex, all sizes); an up_read that forgets the
 //! parked first writer (deadlock, rwsem three and four threads); a 2007
 //! up_write that forgets to wake (deadlock, all sizes). Re-run when the two

@@ -5,7 +5,7 @@
 //! involuntary ones instead. Each thread snapshots its own counts at start and
 //! end ([`ThreadCtx::now`]); the run sums the deltas over threads.
 
-use crate::report::run::CtxSwitches;
+use crate::results::CtxSwitches;
 use std::iter::Sum;
 use std::ops::{Add, Sub};
 

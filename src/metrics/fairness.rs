@@ -5,7 +5,7 @@
 //! starvation mark `???` (kernel/locking/locktorture.c, __torture_print_stats:
 //! printed when max/2 > min over the per-thread acquisition counts).
 
-use crate::report::run::Fairness;
+use crate::results::Fairness;
 
 /// Jain's index over per-thread op counts: (sum x)^2 / (n * sum x^2).
 ///

@@ -4,7 +4,7 @@
 //! the run merges them at the end and reports p50/p99/p99.9/max, as LKP and
 //! lockhammer do.
 
-use crate::report::run::Latency;
+use crate::results::Latency;
 use hdrhistogram::Histogram;
 
 // 2 significant figures: every value within 1% of its true value at any

@@ -4,7 +4,7 @@
 //! the merged counts into the figures a report prints.
 
 use crate::locks::stats::{ClassStats, Event};
-use crate::report::run::LockClassReport;
+use crate::results::LockClassReport;
 use std::collections::BTreeMap;
 
 /// Acquisitions that had to leave the fast path, as a percentage of all

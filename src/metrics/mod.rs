@@ -2,7 +2,7 @@
 //! report.
 //!
 //! Every function here takes plain inputs (op counts, histograms, getrusage
-//! snapshots, lock counters) and returns the `report::run` types, so the native
+//! snapshots, lock counters) and returns the [`crate::results`] types, so the native
 //! engine, the simulator and `torture` compute each figure one way, and each
 //! statistic is unit-tested on fixed inputs (locktorture's Max/Min once summed
 //! the wrong counter for years: kernel commit 80c503e0e68f, 2020).
@@ -13,6 +13,8 @@ pub mod fairness;
 pub mod latency;
 pub mod lock;
 pub mod overlap;
+pub mod record;
+pub mod summary;
 pub mod verdict;
 
 pub use counters::PerThread;

@@ -1,8 +1,13 @@
 //! The run's progress verdict: `ok`, `starved ROLE` or `livelock`.
 //!
-//! A monitor samples every role's completed operations and the process's CPU
-//! time once per window (the watchdog window). The rules, in order:
+//! A monitor samples every role's done operations (failed and given-up ones
+//! are no progress) and the process's CPU time once per window (the watchdog
+//! window). The rules, in order:
 //!
+//! 0. **starved ROLE** — a role tried and never got an operation done: every
+//!    attempt failed or gave up (a touch that finds no free page, a try_lock
+//!    walk that always meets a writer). Checked first, so the verdict names
+//!    the cause rather than the empty windows it leaves.
 //! 1. **livelock** — some role made no progress for a whole window (after the
 //!    first, which is warm-up) while the CPUs were at least [`BUSY`] busy: its
 //!    waiters burned CPU and nothing of that role got done, the AIM7 picture of
@@ -15,7 +20,7 @@
 //!    nothing at all.
 //! 3. **ok** otherwise.
 
-use crate::report::run::Verdict;
+use crate::results::Verdict;
 
 /// CPU busy share (of the cores the run could use) that counts as "burning CPU".
 pub const BUSY: f64 = 0.9;
@@ -33,6 +38,10 @@ pub struct RoleProgress {
     pub mean_op_ns: f64,
     /// Share of the role's thread time spent waiting for locks, 0..1.
     pub wait_share: f64,
+    /// Operations that failed, over the run.
+    pub failed: u64,
+    /// Operations that gave up on a contended try_lock, over the run.
+    pub gave_up: u64,
 }
 
 /// What the monitor saw of the whole run.
@@ -48,10 +57,22 @@ pub struct RunProgress {
 
 /// Apply the rules above.
 pub fn judge(run: &RunProgress) -> Verdict {
+    let active = || run.roles.iter().filter(|r| r.threads > 0);
+    let never_done =
+        active().find(|r| r.ops_per_window.iter().all(|&n| n == 0) && r.failed + r.gave_up > 0);
+    if let Some(role) = never_done {
+        return Verdict::Starved {
+            role: role.name.clone(),
+            reason: format!(
+                "no operation done: {} failed, {} gave up",
+                role.failed, role.gave_up
+            ),
+        };
+    }
     if let Some(reason) = livelock(run) {
         return Verdict::Livelock { reason };
     }
-    for role in run.roles.iter().filter(|r| r.threads > 0) {
+    for role in active() {
         let total: u64 = role.ops_per_window.iter().sum();
         if total == 0 {
             return Verdict::Starved {
@@ -113,6 +134,8 @@ mod tests {
             ops_per_window: ops.to_vec(),
             mean_op_ns,
             wait_share,
+            failed: 0,
+            gave_up: 0,
         }
     }
 
@@ -194,6 +217,27 @@ mod tests {
     fn a_role_that_never_completed_is_starved() {
         let r = run(&[0.5, 0.5], vec![role("monitor", &[0, 0], 0.0, 0.5)]);
         assert!(matches!(judge(&r), Verdict::Starved { role, .. } if role == "monitor"));
+    }
+
+    #[test]
+    fn a_role_whose_every_attempt_failed_is_starved_even_on_busy_cpus() {
+        let mut failing = role("touch", &[0, 0, 0], 0.0, 0.0);
+        failing.failed = 900;
+        let r = run(
+            &[1.0, 1.0, 1.0],
+            vec![role("reclaim", &[5, 5, 5], 1e3, 0.1), failing],
+        );
+        match judge(&r) {
+            Verdict::Starved { role, reason } => {
+                assert_eq!(role, "touch");
+                assert_eq!(reason, "no operation done: 900 failed, 0 gave up");
+            }
+            other => panic!("{other:?}"),
+        }
+        // One done operation is progress: failures alone do not starve it.
+        let mut some = role("touch", &[0, 1, 0], 1e3, 0.0);
+        some.gave_up = 50;
+        assert_eq!(judge(&run(&[0.5, 0.5, 0.5], vec![some])), Verdict::Ok);
     }
 
     #[test]

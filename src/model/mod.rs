@@ -9,11 +9,13 @@
 
 pub mod machine;
 mod overrides;
+pub mod role;
 pub mod schema;
 pub mod workload;
 pub mod world;
 
-pub use workload::{LockTarget, MemorySpec, MmChoice, RoleSpec, WorkloadSpec};
+pub use role::{PerRole, Role};
+pub use workload::{MemorySpec, MmChoice, RoleSpec, StudiedLock, WorkloadSpec};
 pub use world::{KeyError, Shape, WorldSpec};
 
 use crate::{Error, Result};

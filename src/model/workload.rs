@@ -18,7 +18,7 @@
 //! try_lock = false         # give up on a contended root and keep the page (2022+)
 //! ```
 //!
-//! Roles ([`ROLES`]): `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`,
+//! Roles ([`Role`]): `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`,
 //! `monitor`. Each takes `threads` and `think_us`; `work_ns` is work done
 //! while holding the role's lock (reclaim: per vma visited; monitor: while
 //! mmap_lock is read-held). A key that only one role understands (`try_lock`,
@@ -34,18 +34,11 @@
 //! reclaim_batch = 32       # pages one direct-reclaim entry scans (SWAP_CLUSTER_MAX)
 //! ```
 
+use super::role::{PerRole, Role};
 use super::world::KeyError;
 use serde::Deserialize;
-
-/// Role names as model files and reports spell them, in report order.
-pub const ROLES: [&str; 6] = [
-    "reclaim",
-    "fork_exit",
-    "touch",
-    "mprotect",
-    "execl",
-    "monitor",
-];
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use std::fmt;
 
 /// More threads than this in one role is a typo, not an experiment: torture's
 /// limit, and 2048x this machine's cores.
@@ -56,45 +49,98 @@ const MAX_NS: u64 = 1_000_000_000;
 /// Largest page budget: 2^40 pages (4 PiB of 4 KiB pages), beyond any machine.
 const MAX_BUDGET: u64 = 1 << 40;
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The `[workload]` section. Its keys are the four below and one
+/// `[workload.ROLE]` table per [`Role`], read by the `Deserialize` impl below
+/// so that role names are spelled only by [`Role::name`].
+#[derive(Clone, Debug, PartialEq)]
 pub struct WorkloadSpec {
-    #[serde(default = "default_scale")]
-    pub scale: String,
-    #[serde(default)]
-    pub lock_target: LockTarget,
-    #[serde(default)]
+    /// The role `--threads` sets: the x axis of a scaling curve.
+    pub scale: Role,
+    /// What `--lock` sets (TOML key `lock_target`).
+    pub lock_target: StudiedLock,
     pub mm: MmChoice,
-    #[serde(default)]
     pub cond_resched: bool,
-    #[serde(default)]
-    pub reclaim: RoleSpec,
-    #[serde(default)]
-    pub fork_exit: RoleSpec,
-    #[serde(default)]
-    pub touch: RoleSpec,
-    #[serde(default)]
-    pub mprotect: RoleSpec,
-    #[serde(default)]
-    pub execl: RoleSpec,
-    #[serde(default)]
-    pub monitor: RoleSpec,
+    /// Each role's settings (`[workload.ROLE]`; all zero when absent).
+    pub roles: PerRole<RoleSpec>,
 }
 
 impl Default for WorkloadSpec {
     fn default() -> Self {
-        toml::from_str("").expect("every field has a default")
+        WorkloadSpec {
+            scale: Role::Reclaim,
+            lock_target: StudiedLock::default(),
+            mm: MmChoice::default(),
+            cond_resched: false,
+            roles: PerRole::default(),
+        }
     }
 }
 
-fn default_scale() -> String {
-    "reclaim".into()
+/// The `[workload]` keys that are not role tables.
+const PLAIN_KEYS: [&str; 4] = ["scale", "lock_target", "mm", "cond_resched"];
+
+/// One key of `[workload]`, read before its value so an unknown key is an
+/// error about that key (and the model loader names it in its message).
+enum WorkloadKey {
+    Plain(usize),
+    Role(Role),
 }
 
-/// Which locks `--lock` sets.
+impl<'de> Deserialize<'de> for WorkloadKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(d)?;
+        if let Some(i) = PLAIN_KEYS.iter().position(|k| *k == key) {
+            return Ok(WorkloadKey::Plain(i));
+        }
+        key.parse().map(WorkloadKey::Role).map_err(|_| {
+            let expected: Vec<String> = PLAIN_KEYS
+                .iter()
+                .copied()
+                .chain(Role::ALL.map(Role::name))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            de::Error::custom(format!(
+                "unknown field `{key}`, expected one of {}",
+                expected.join(", ")
+            ))
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(WorkloadVisitor)
+    }
+}
+
+struct WorkloadVisitor;
+
+impl<'de> Visitor<'de> for WorkloadVisitor {
+    type Value = WorkloadSpec;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a [workload] table")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WorkloadSpec, A::Error> {
+        let mut w = WorkloadSpec::default();
+        while let Some(key) = map.next_key()? {
+            match key {
+                WorkloadKey::Plain(0) => w.scale = map.next_value()?,
+                WorkloadKey::Plain(1) => w.lock_target = map.next_value()?,
+                WorkloadKey::Plain(2) => w.mm = map.next_value()?,
+                WorkloadKey::Plain(_) => w.cond_resched = map.next_value()?,
+                WorkloadKey::Role(role) => w.roles[role] = map.next_value()?,
+            }
+        }
+        Ok(w)
+    }
+}
+
+/// Which locks `--lock` sets: the lock the run studies.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LockTarget {
+pub enum StudiedLock {
     /// The rmap locks: every root anon_vma rwsem and i_mmap_rwsem.
     #[default]
     Rmap,
@@ -139,48 +185,21 @@ pub struct RoleSpec {
 }
 
 impl WorkloadSpec {
-    /// The role `name`'s spec (a name from [`ROLES`]).
-    pub fn role(&self, name: &str) -> &RoleSpec {
-        match name {
-            "reclaim" => &self.reclaim,
-            "fork_exit" => &self.fork_exit,
-            "touch" => &self.touch,
-            "mprotect" => &self.mprotect,
-            "execl" => &self.execl,
-            "monitor" => &self.monitor,
-            _ => panic!("unknown role {name}"),
-        }
-    }
-
-    pub fn role_mut(&mut self, name: &str) -> &mut RoleSpec {
-        match name {
-            "reclaim" => &mut self.reclaim,
-            "fork_exit" => &mut self.fork_exit,
-            "touch" => &mut self.touch,
-            "mprotect" => &mut self.mprotect,
-            "execl" => &mut self.execl,
-            "monitor" => &mut self.monitor,
-            _ => panic!("unknown role {name}"),
-        }
-    }
-
     /// Total threads over all roles.
     pub fn threads(&self) -> u32 {
-        ROLES.iter().map(|r| self.role(r).threads).sum()
+        self.roles.iter().map(|(_, r)| r.threads).sum()
+    }
+
+    /// Threads of the scaled role: the run's x value.
+    pub fn scaled_threads(&self) -> u32 {
+        self.roles[self.scale].threads
     }
 
     pub fn validate(&self, files: u32) -> Result<(), KeyError> {
-        if !ROLES.contains(&self.scale.as_str()) {
-            return Err(err(
-                "scale",
-                format!("'{}' is not a role", self.scale),
-                ROLES.join(", "),
-            ));
+        for role in Role::ALL {
+            self.validate_role(role)?;
         }
-        for name in ROLES {
-            self.validate_role(name)?;
-        }
-        if self.execl.threads > 0 && files == 0 {
+        if self.roles[Role::Execl].threads > 0 && files == 0 {
             return Err(err(
                 "execl.threads",
                 "execl maps files but world.files = 0",
@@ -190,9 +209,9 @@ impl WorkloadSpec {
         Ok(())
     }
 
-    fn validate_role(&self, name: &str) -> Result<(), KeyError> {
-        let r = self.role(name);
-        let key = |k: &str| format!("{name}.{k}");
+    fn validate_role(&self, role: Role) -> Result<(), KeyError> {
+        let r = &self.roles[role];
+        let key = |k: &str| format!("{role}.{k}");
         if r.threads > MAX_THREADS {
             return Err(err(
                 &key("threads"),
@@ -224,17 +243,17 @@ impl WorkloadSpec {
                 format!("0..={MAX_US}"),
             ));
         }
-        let only: [(&str, bool, &[&str]); 7] = [
-            ("work_ns", r.work_ns > 0, &["reclaim", "monitor"]),
-            ("try_lock", r.try_lock.is_some(), &["reclaim"]),
-            ("read_critical", r.read_critical.is_some(), &["monitor"]),
-            ("disk_us", r.disk_us.is_some(), &["touch"]),
-            ("write_pct", r.write_pct.is_some(), &["touch"]),
-            ("downgrade", r.downgrade.is_some(), &["execl"]),
-            ("remap", r.remap.is_some(), &["mprotect"]),
+        let only: [(&str, bool, &[Role]); 7] = [
+            ("work_ns", r.work_ns > 0, &[Role::Reclaim, Role::Monitor]),
+            ("try_lock", r.try_lock.is_some(), &[Role::Reclaim]),
+            ("read_critical", r.read_critical.is_some(), &[Role::Monitor]),
+            ("disk_us", r.disk_us.is_some(), &[Role::Touch]),
+            ("write_pct", r.write_pct.is_some(), &[Role::Touch]),
+            ("downgrade", r.downgrade.is_some(), &[Role::Execl]),
+            ("remap", r.remap.is_some(), &[Role::Mprotect]),
         ];
         for (field, set, owners) in only {
-            if set && !owners.contains(&name) {
+            if set && !owners.contains(&role) {
                 let places: Vec<String> =
                     owners.iter().map(|o| format!("[workload.{o}]")).collect();
                 return Err(err(
@@ -339,14 +358,15 @@ pub fn allowed(path: &str) -> Option<String> {
         "try_lock" | "read_critical" | "downgrade" | "remap" | "cond_resched" => {
             "true, false".into()
         }
-        "scale" => ROLES.join(", "),
+        "scale" => Role::names(),
         "lock_target" => "rmap, mmap_lock".into(),
         "mm" => "any, ancestor".into(),
         "budget_pages" | "min_pages" | "low_pages" | "high_pages" => "a page count".into(),
         "reclaim_batch" => "1..=4096".into(),
         _ if path.starts_with("workload.") => format!(
-            "scale, lock_target, mm, cond_resched, [workload.ROLE] for ROLE in {}",
-            ROLES.join(", ")
+            "{}, [workload.ROLE] for ROLE in {}",
+            PLAIN_KEYS.join(", "),
+            Role::names()
         ),
         _ => "budget_pages, min_pages, low_pages, high_pages, reclaim_batch".into(),
     })
@@ -372,8 +392,8 @@ mod tests {
     fn defaults_scale_reclaim_on_rmap_locks() {
         let w = WorkloadSpec::default();
         assert_eq!(
-            (w.scale.as_str(), w.lock_target, w.mm),
-            ("reclaim", LockTarget::Rmap, MmChoice::Any)
+            (w.scale, w.lock_target, w.mm),
+            (Role::Reclaim, StudiedLock::Rmap, MmChoice::Any)
         );
         assert!(w.validate(0).is_ok());
         assert_eq!(w.threads(), 0);
@@ -401,18 +421,34 @@ mod tests {
                 .key,
             "workload.reclaim.threads"
         );
-        assert_eq!(
-            spec("scale = \"nope\"\n[reclaim]\nthreads = 1\n")
-                .validate(0)
-                .unwrap_err()
-                .key,
-            "workload.scale"
+        let bad_scale = toml::from_str::<WorkloadSpec>("scale = \"nope\"\n").unwrap_err();
+        assert!(
+            bad_scale.message().contains("'nope' is not a role"),
+            "{bad_scale}"
         );
         assert_eq!(
             spec("[execl]\nthreads = 1\n").validate(0).unwrap_err().key,
             "workload.execl.threads"
         );
         assert!(spec("[execl]\nthreads = 1\n").validate(1).is_ok());
+    }
+
+    #[test]
+    fn role_tables_land_on_their_role_and_unknown_keys_name_every_key() {
+        let w = spec("scale = \"touch\"\n[touch]\nthreads = 3\n[monitor]\nthreads = 1\n");
+        assert_eq!(
+            (w.scale, w.scaled_threads(), w.threads()),
+            (Role::Touch, 3, 4)
+        );
+        assert_eq!(w.roles[Role::Monitor].threads, 1);
+        let e = toml::from_str::<WorkloadSpec>("[bogus]\nthreads = 1\n").unwrap_err();
+        assert!(
+            e.message().starts_with(
+                "unknown field `bogus`, expected one of `scale`, `lock_target`, `mm`, \
+                 `cond_resched`, `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`, `monitor`"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

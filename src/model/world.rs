@@ -267,7 +267,7 @@ impl WorldSpec {
     }
 
     /// An upper bound on AVCs: a task at depth d links each anon vma to d + 1
-    /// anon_vmas (DOMAIN.md section 2), reuse aside.
+    /// anon_vmas (anon_vma_fork in mm/rmap.c; docs/kernel.md), reuse aside.
     pub fn avc_bound(&self) -> u64 {
         let per_ancestor = |n: u32| -> u64 {
             match self.shape {

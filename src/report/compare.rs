@@ -16,11 +16,11 @@
 //! min..max ranges that do not overlap); `*` is mmtests' "significant" (Welch's
 //! two-sided t-test at 95%, see [`stats::welch_significant`]).
 
-use super::run::RunReport;
 use super::stats::{self, Summary};
+use crate::Result;
+use crate::fileio::results::{ResultFile, read_any};
 use crate::locks::LockKind;
-use crate::sweep::{SweepResults, store};
-use crate::{Error, Result};
+use crate::results::{RunReport, SweepResults};
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -92,16 +92,10 @@ pub struct Comparison {
 
 /// Read `path` (a run JSON file, a results.json, or a sweep folder) as groups.
 pub fn load(path: &Path) -> Result<Groups> {
-    if path.is_dir() {
-        return Ok(sweep_groups(&store::load(path)?));
-    }
-    let value: Value = store::read_json(path)?;
-    let parsed = if value.get("runs").is_some() {
-        serde_json::from_value::<SweepResults>(value).map(|s| sweep_groups(&s))
-    } else {
-        serde_json::from_value::<RunReport>(value).map(|r| run_groups(&r))
-    };
-    parsed.map_err(|e| Error::usage(format!("{}: not a run or sweep JSON: {e}", path.display())))
+    Ok(match read_any(path)? {
+        ResultFile::Run(report) => run_groups(&report),
+        ResultFile::Sweep(results) => sweep_groups(&results),
+    })
 }
 
 fn sweep_groups(results: &SweepResults) -> Groups {

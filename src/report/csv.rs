@@ -1,11 +1,12 @@
 //! results.csv: tidy data, one row per run and role, for pandas, R or a
 //! spreadsheet. Run-wide figures (context switches, the main lock class) repeat
-//! on each role's row so every row stands alone.
+//! on each role's row so every row stands alone. Columns added after the
+//! first release (`failed`, `gave_up`) come last, so older columns keep their
+//! positions.
 
 use super::pick::main_lock_class;
-use super::run::Verdict;
 use crate::locks::LockKind;
-use crate::sweep::PointRun;
+use crate::results::{PointRun, Verdict};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,7 @@ pub struct CsvRow {
     pub role: String,
     /// Threads of this role.
     pub threads: u32,
+    /// Done operations (failed and given-up ones are in their own columns).
     pub ops: u64,
     pub ops_per_s: f64,
     pub latency_p50_ns: u64,
@@ -44,6 +46,12 @@ pub struct CsvRow {
     pub contended_pct: Option<f64>,
     /// `ok`, `starved ROLE` or `livelock` (the reason is in results.json).
     pub verdict: String,
+    /// Operations that could not be done (0 in a schema-1 file's rows).
+    #[serde(default)]
+    pub failed: u64,
+    /// Operations that gave up on a contended try_lock.
+    #[serde(default)]
+    pub gave_up: u64,
 }
 
 /// The rows of `runs`, in point order then role name order.
@@ -78,6 +86,8 @@ fn run_rows(run: &PointRun) -> impl Iterator<Item = CsvRow> + '_ {
         wait_share: class.map(|(_, c)| c.wait_share),
         contended_pct: class.map(|(_, c)| c.contended_pct),
         verdict: verdict_word(&report.verdict),
+        failed: figures.failed,
+        gave_up: figures.gave_up,
     })
 }
 

@@ -1,10 +1,11 @@
 //! Which role and which lock class a sweep's one-number-per-run figures (the
 //! CSV's wait_share, the plots) describe, when a run reports several.
 
-use super::run::{LockClassReport, RunReport};
+use crate::model::Role;
+use crate::results::{LockClassReport, RunReport};
 
 /// The role plotted by default: kswapd's work, the thing the storm is about.
-pub const DEFAULT_ROLE: &str = "reclaim";
+pub const DEFAULT_ROLE: &str = Role::Reclaim.name();
 
 /// The lock class whose wait share summarises a run: `anon_vma` (the root lock
 /// the storm is about) when the run has it, else the class with the most
@@ -60,7 +61,7 @@ pub fn roles<'a>(reports: impl Iterator<Item = &'a RunReport>) -> Vec<&'a str> {
 mod tests {
     use super::*;
     use crate::locks::LockKind;
-    use crate::report::run::{CtxSwitches, MemoryReport, RoleReport, Verdict};
+    use crate::results::{CtxSwitches, MemoryReport, RoleReport, Verdict};
     use std::collections::BTreeMap;
 
     fn report(threads: u32, roles: &[(&str, u32)], classes: &[(&str, u64)]) -> RunReport {

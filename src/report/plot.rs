@@ -12,11 +12,10 @@
 //! is needed. Files are written atomically, like every sweep file.
 
 use super::pick::{default_role, main_lock_class, roles};
-use super::run::RunReport;
 use super::stats::Summary;
+use crate::fileio::{commit_temp, temp_path, write_atomic};
 use crate::locks::LockKind;
-use crate::sweep::store::{commit_temp, temp_path, write_atomic};
-use crate::sweep::{SweepResults, XAxis};
+use crate::results::{RunReport, SweepResults, XAxis};
 use crate::{Error, Result};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};

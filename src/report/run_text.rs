@@ -1,8 +1,9 @@
 //! A run as the terminal shows it: one table per concern, every figure with
 //! its unit, the verdict last.
 
-use super::run::{RunReport, Verdict};
 use super::units::{fmt_ns, fmt_rate};
+use crate::model::Role;
+use crate::results::{RunReport, Verdict};
 use std::fmt::Write;
 
 pub fn render(r: &RunReport) -> String {
@@ -20,10 +21,11 @@ pub fn render(r: &RunReport) -> String {
     let m = &r.memory;
     let _ = writeln!(
         out,
-        "\nmemory: {} pages reclaimed ({}), {} direct-reclaim entries; useful work (touch + fork_exit) {}",
+        "\nmemory: {} pages reclaimed ({}), {} direct-reclaim entries; useful work ({}) {}",
         m.pages_reclaimed,
         fmt_rate(m.pages_reclaimed_per_s),
         m.direct_reclaim_entries,
+        useful_roles(),
         fmt_rate(m.useful_ops_per_s)
     );
     let _ = writeln!(
@@ -36,19 +38,23 @@ pub fn render(r: &RunReport) -> String {
     if !matches!(r.verdict, Verdict::Ok) {
         let _ = writeln!(
             out,
-            "  (rules: livelock = a role made no progress for a whole window while CPUs were >= 90% busy; starved = a role waited > 99% of its time or completed nothing)"
+            "  (rules: livelock = a role made no progress for a whole window while CPUs were >= 90% busy; starved = a role waited > 99% of its time or got no operation done)"
         );
     }
     out
 }
 
+/// One row per role. `ops`, `ops/s`, the latencies and `vmas/op` count done
+/// operations only; `failed` and `gave up` are the attempts that were not.
 fn roles(out: &mut String, r: &RunReport) {
     let _ = writeln!(
         out,
-        "\n{:<10} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>15} {:>8}",
+        "\n{:<10} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>15} {:>8}",
         "role",
         "threads",
         "ops",
+        "failed",
+        "gave up",
         "ops/s",
         "p50",
         "p99",
@@ -65,10 +71,12 @@ fn roles(out: &mut String, r: &RunReport) {
         let l = role.latency_ns;
         let _ = writeln!(
             out,
-            "{:<10} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>6.3} {:>15} {:>7.1}%",
+            "{:<10} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>6.3} {:>15} {:>7.1}%",
             name,
             role.threads,
             role.ops,
+            role.failed,
+            role.gave_up,
             fmt_rate(role.ops_per_s),
             fmt_ns(l.p50),
             fmt_ns(l.p99),
@@ -103,5 +111,57 @@ fn locks(out: &mut String, r: &RunReport) {
             fmt_ns(c.max_wait_ns),
             c.mean_readers
         );
+    }
+}
+
+/// The roles whose done operations are the useful work, `fork_exit + touch`.
+fn useful_roles() -> String {
+    let names: Vec<&str> = Role::ALL
+        .into_iter()
+        .filter(|r| r.useful())
+        .map(Role::name)
+        .collect();
+    names.join(" + ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locks::LockKind;
+    use crate::results::{CtxSwitches, MemoryReport, RoleReport};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_role_table_has_failed_and_gave_up_columns() {
+        let touch = RoleReport {
+            threads: 1,
+            ops: 3,
+            failed: 41,
+            gave_up: 5,
+            ..RoleReport::default()
+        };
+        let r = RunReport {
+            schema: crate::results::SCHEMA,
+            model: "m.toml".into(),
+            engine: "test".into(),
+            lock: LockKind::Rwsem,
+            threads: 1,
+            duration_s: 1.0,
+            seed: 1,
+            overrides: vec![],
+            roles: BTreeMap::from([("touch".to_string(), touch)]),
+            lock_stats: BTreeMap::new(),
+            ctx_switches: CtxSwitches::default(),
+            fairness: BTreeMap::new(),
+            memory: MemoryReport::default(),
+            verdict: Verdict::Ok,
+        };
+        let text = render(&r);
+        let header = text.lines().find(|l| l.starts_with("role")).unwrap();
+        let row = text.lines().find(|l| l.starts_with("touch")).unwrap();
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert!(header.contains("ops     failed    gave up"), "{header}");
+        assert_eq!(&words[..5], ["touch", "1", "3", "41", "5"], "{row}");
+        assert!(text.contains("useful work (fork_exit + touch)"), "{text}");
     }
 }

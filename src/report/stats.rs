@@ -61,10 +61,10 @@ pub fn pct_change(base: f64, new: f64) -> f64 {
     }
 }
 
-/// The LKP robot's rule for reporting a change: at least 3 samples a side and
-/// the min..max ranges do not overlap.
+/// LKP-style `!`: at least 3 samples a side and min..max ranges that do not
+/// overlap (docs/kernel.md, "Comparing runs").
 pub fn lkp_changed(base: &Summary, new: &Summary) -> bool {
-    const MIN_SAMPLES: usize = 3; // as the LKP comparison requires (DOMAIN.md section 4)
+    const MIN_SAMPLES: usize = 3; // the rule's sample floor (docs/kernel.md)
     base.n >= MIN_SAMPLES && new.n >= MIN_SAMPLES && (base.max < new.min || new.max < base.min)
 }
 

@@ -63,12 +63,16 @@
 //! or an i_mmap insert under i_mmap WRITE), [`unmap`] (exit and munmap: per vma
 //! unlink_anon_vmas under root WRITE, per batch of file vmas unlink_file_vma
 //! under i_mmap WRITE), [`split`] (__split_vma and merge), [`mmap`], the first
-//! fault ([`anon_vma`]), faults ([`fault`]) and walks ([`walk`]). The
-//! [`World`] façade composes them single-threaded.
+//! fault ([`anon_vma`]), faults ([`fault`]) and walks ([`walk`]). Fork,
+//! teardown, split and merge are composed from their steps once
+//! ([`compose`]), over a seam that takes each step's declared locks
+//! ([`step_locks`]): the [`World`] façade runs them single-threaded with no
+//! locks, an engine with its real ones.
 
 pub mod anon_vma;
 pub mod build;
 pub mod check;
+pub mod compose;
 pub mod dot;
 pub mod family;
 pub mod fault;
@@ -84,6 +88,7 @@ pub mod slots;
 pub mod space;
 pub mod split;
 pub mod stats;
+pub mod step_locks;
 pub mod unmap;
 pub mod walk;
 pub mod world;

@@ -1,17 +1,18 @@
-//! The single-threaded façade: owns every part of the world and composes the
-//! step functions into whole kernel operations, taking no locks (there is one
-//! thread). Inspect, the property tests and the benches use it; the native
-//! engine takes it apart (its fields are public) and runs the same steps under
-//! one lock per domain, in the order each operation's plan declares.
+//! The single-threaded façade: owns every part of the world and runs whole
+//! kernel operations on it, taking no locks (there is one thread): fork,
+//! teardown, split and merge through [`super::compose`], with the
+//! [`Unlocked`] view for their step locks. Inspect, the property tests and the
+//! benches use it; an engine takes it apart (its fields are public) and runs
+//! the same compositions under one lock per domain.
 //!
 //! Each field's doc names the lock that guards it in the kernel (and in the
 //! engine). Lock-free parts (page tables, page cache, page pool) are shared by
 //! `&` and changed only through atomics.
 
-use super::anon_vma::{self, FamilyFate, Prepare};
+use super::anon_vma::{self, Prepare};
+use super::compose;
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
-use super::fork::{self, ForkClone, ForkStep};
 use super::ids::{FamilyId, MmId, PageId, SpaceId};
 use super::mm::{Mm, Vma};
 use super::mmap;
@@ -19,8 +20,7 @@ use super::page::{Mapping, PagePool};
 use super::pte::PageTables;
 use super::slots::{IdAlloc, SlotTable};
 use super::space::{AddressSpace, PageCache};
-use super::split;
-use super::unmap::{self, UnlinkStep};
+use super::step_locks::Unlocked;
 use super::walk::{self, Locked, WalkResult};
 
 /// Slots per chunk of the mm and family tables.
@@ -212,40 +212,38 @@ impl World {
         }
     }
 
+    /// What the compositions of [`compose`] take: the family and file
+    /// tables behind the lock-free [`Unlocked`] view, and beside them the mm
+    /// table, page tables and pages (disjoint borrows of one world).
+    fn compose_parts(
+        &mut self,
+    ) -> (
+        Unlocked<'_>,
+        &mut SlotTable<Option<Mm>>,
+        &PageTables,
+        &PagePool,
+    ) {
+        let locks = Unlocked {
+            families: &mut self.families,
+            family_ids: &mut self.family_ids,
+            spaces: &mut self.spaces,
+        };
+        (locks, &mut self.mms, &self.page_tables, &self.pages)
+    }
+
     /// fork: a child with a copy of `parent`'s vmas, linked into the same
     /// anon_vma families and files, COW-sharing every present anon page.
     pub fn fork(&mut self, parent: MmId) -> MmId {
         let child_id = self.spawn();
-        let mut child = Mm::default();
-        let pmm = self
-            .mms
+        let (mut locks, mms, tables, pages) = self.compose_parts();
+        let pmm = mms
             .get(parent.index())
             .and_then(Option::as_ref)
             .expect("live parent");
-        let ppt = self.page_tables.table(parent).expect("parent page table");
-        let cpt = self.page_tables.table(child_id).expect("child page table");
-        for step in fork::fork_plan(pmm) {
-            let pvma = pmm.vma(step.start()).expect("planned vma");
-            match step {
-                ForkStep::Anon { family, .. } => {
-                    let f = family_mut(&mut self.families, family);
-                    let link = match fork::anon_vma_fork_clone(pvma, child_id, f) {
-                        ForkClone::Done(link) => link,
-                        ForkClone::NeedsOwn(chain) => {
-                            fork::anon_vma_fork_own(pvma, child_id, f, chain)
-                        }
-                    };
-                    fork::insert_anon_vma(pvma, &mut child, link);
-                }
-                ForkStep::Bare { .. } => fork::dup_bare_vma(pvma, &mut child),
-                ForkStep::File { space, .. } => {
-                    let s = &mut self.spaces[space.index()];
-                    fork::dup_file_vma(pvma, child_id, &mut child, s);
-                }
-            }
-            fork::copy_pte_range(pvma, ppt, cpt, &self.pages);
-        }
-        *self.mm_mut(child_id) = child;
+        let ppt = tables.table(parent).expect("parent page table");
+        let cpt = tables.table(child_id).expect("child page table");
+        let child = compose::dup_mmap(&mut locks, pmm, child_id, ppt, cpt, pages);
+        *mm_mut(mms, child_id) = child;
         child_id
     }
 
@@ -263,70 +261,31 @@ impl World {
         self.split(mm, start);
         self.split(mm, end);
         let m = self.mm_mut(mm);
-        let (inside, kept): (Vec<Vma>, Vec<Vma>) = std::mem::take(&mut m.vmas)
+        let (mut inside, kept): (Vec<Vma>, Vec<Vma>) = std::mem::take(&mut m.vmas)
             .into_iter()
             .partition(|v| start <= v.start && v.end <= end);
         m.vmas = kept;
-        let mut inside = inside;
         self.teardown(mm, &mut inside);
     }
 
     /// unmap_vmas then free_pgtables over vmas already out of the mm.
     fn teardown(&mut self, mm: MmId, vmas: &mut [Vma]) {
-        let ptes = self.page_tables.table(mm).expect("mm page table");
-        for v in vmas.iter() {
-            unmap::zap_vma(v, ptes, &self.pages);
-        }
-        for step in unmap::free_pgtables_plan(vmas) {
-            match step {
-                UnlinkStep::Anon { vma, family } => {
-                    let f = family_mut(&mut self.families, family);
-                    if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
-                        *self.families.get_mut(family.index()).expect("live") = None;
-                        self.family_ids.free(family.0);
-                    }
-                }
-                UnlinkStep::File { vmas: batch, space } => {
-                    let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
-                    unmap::unlink_file_step(&batch, &mut self.spaces[space.index()]);
-                }
-            }
-        }
+        let (mut locks, _, tables, pages) = self.compose_parts();
+        let ptes = tables.table(mm).expect("mm page table");
+        compose::teardown(&mut locks, vmas, ptes, pages);
     }
 
     /// __split_vma at `at` (mprotect of part of a vma); false if `at` is not
     /// strictly inside a vma.
     pub fn split(&mut self, mm: MmId, at: u32) -> bool {
-        let Some(plan) = split::split_plan(self.mm(mm), at) else {
-            return false;
-        };
-        let m = mm_mut(&mut self.mms, mm);
-        let fam = plan.family.map(|f| family_mut(&mut self.families, f));
-        let pending = split::split_clone(mm, m, &plan, fam);
-        let fam = plan.family.map(|f| family_mut(&mut self.families, f));
-        let space = plan.space.map(|s| &mut self.spaces[s.index()]);
-        split::split_commit(mm, m, &plan, pending, fam, space);
-        true
+        let (mut locks, mms, _, _) = self.compose_parts();
+        compose::split(&mut locks, mm, mm_mut(mms, mm), at)
     }
 
     /// Merge the vmas meeting at `at` if compatible; false if not.
     pub fn merge(&mut self, mm: MmId, at: u32) -> bool {
-        let Some(plan) = split::merge_plan(self.mm(mm), at) else {
-            return false;
-        };
-        let m = mm_mut(&mut self.mms, mm);
-        let fam = plan.unlink.map(|f| family_mut(&mut self.families, f));
-        let space = plan.space.map(|s| &mut self.spaces[s.index()]);
-        let mut gone = split::merge_commit(mm, m, &plan, fam, space);
-        if let Some(f) = plan.unlink {
-            let fate = anon_vma::unlink_anon_vmas(&mut gone, family_mut(&mut self.families, f));
-            assert_eq!(
-                fate,
-                FamilyFate::Alive,
-                "the surviving vma keeps its family"
-            );
-        }
-        true
+        let (mut locks, mms, _, _) = self.compose_parts();
+        compose::merge(&mut locks, mm, mm_mut(mms, mm), at)
     }
 
     /// The locked part a walk of `page` needs, if the page is live.

@@ -1,6 +1,8 @@
 //! `rmap-storm merge`: join the folders of one sweep's shards into one.
 
-use super::{SweepResults, store};
+use super::store;
+use crate::fileio::results::{PARAMS_FILE, read_sweep};
+use crate::results::SweepResults;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +17,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<SweepResults> {
     };
     let loaded = inputs
         .iter()
-        .map(|path| store::load(path))
+        .map(|path| read_sweep(path))
         .collect::<Result<Vec<_>>>()?;
     let params = loaded[0].sweep.unsharded();
     if let Some((other, _)) = inputs
@@ -27,7 +29,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<SweepResults> {
             "merge: {} and {} are not shards of one sweep (their {} differ beyond the shard)",
             first.display(),
             other.display(),
-            store::PARAMS_FILE
+            PARAMS_FILE
         )));
     }
     let held = store::existing_runs(out, &params)?;

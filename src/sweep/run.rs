@@ -4,7 +4,8 @@
 //! Points run one after another, never in parallel: a native point measures the
 //! machine, and two at once would measure each other.
 
-use super::{PointRun, Runner, SweepParams, SweepPoint, SweepResults, store};
+use super::{Runner, store};
+use crate::results::{PointRun, SweepParams, SweepPoint, SweepResults};
 use crate::{Error, Result};
 use indicatif::ProgressBar;
 use std::path::Path;

@@ -2,9 +2,9 @@
 //! returns its [`RunReport`]. The native engine, a simulator or a test's fake
 //! plugs in here; the sweep loop, plots and comparisons never know which.
 
-use super::SweepPoint;
 use crate::Result;
-use crate::report::RunReport;
+use crate::results::RunReport;
+use crate::results::SweepPoint;
 
 /// Runs one point of a sweep.
 pub trait Runner {

@@ -1,8 +1,8 @@
 //! The rules a sweep's parameters must meet, checked before anything runs or is
 //! written. Messages name the command-line flag each field comes from.
 
-use super::{SweepParams, XAxis};
 use crate::locks::LockKind;
+use crate::results::{SweepParams, XAxis};
 use std::collections::BTreeSet;
 
 impl SweepParams {

@@ -4,10 +4,10 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use rmap_storm::locks::LockKind;
-use rmap_storm::report::run::{
-    CtxSwitches, Fairness, Latency, LockClassReport, MemoryReport, RoleReport, RunReport, Verdict,
+use rmap_storm::results::{
+    CtxSwitches, Fairness, Latency, LockClassReport, MemoryReport, RoleReport, RunReport,
+    SweepParams, SweepPoint, Verdict, XAxis,
 };
-use rmap_storm::sweep::{SweepParams, SweepPoint, XAxis};
 use std::collections::BTreeMap;
 
 /// A small sweep: 2 locks x threads 1,2,4 x 3 repeats = 18 points.
@@ -51,6 +51,8 @@ pub fn report(point: &SweepPoint) -> rmap_storm::Result<RunReport> {
             p999: p99 * 2,
             max: p99 * 3,
         },
+        failed: u64::from(threads) % 2,
+        gave_up: 0,
         direct_reclaim: 0,
         direct_reclaim_share: 0.0,
         vmas_per_op: 12.5,
@@ -71,7 +73,7 @@ pub fn report(point: &SweepPoint) -> rmap_storm::Result<RunReport> {
     };
     let wait = 0.1 * f64::from(threads) / 4.0;
     Ok(RunReport {
-        schema: rmap_storm::report::run::SCHEMA,
+        schema: rmap_storm::results::SCHEMA,
         model: point.model.clone(),
         engine: "fake".into(),
         lock: point.lock,

@@ -2,16 +2,18 @@
 //! window, stop them on a flag after the duration, and give up waiting at
 //! twice the duration (the watchdog) so a livelocked run still ends and says so.
 
-use super::ctx::Ctx;
-use super::pin::{CpuList, pin_current_thread};
+use super::pin::pin_current_thread;
 use super::recorder::{Recorder, Slot};
-use super::roles::spin_for;
-use super::roles::{Role, Worker};
+use crate::engine::cpus::{CpuList, online_cpus};
+use crate::engine::storm::ctx::Ctx;
+use crate::engine::storm::roles::{self, spin_for};
+use crate::engine::storm::worker::{self, Worker};
 use crate::locks::RawRwLock;
+use crate::metrics::record::OpOutcome;
+use crate::metrics::summary::ThreadRecord;
 use crate::metrics::verdict::RunProgress;
-use rand::SeedableRng;
-use rand_xoshiro::Xoshiro256PlusPlus;
-use std::sync::atomic::Ordering;
+use crate::model::Role;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -22,7 +24,8 @@ pub fn window_for(duration: Duration) -> Duration {
 
 /// What a run leaves for the summary.
 pub struct Outcome {
-    pub slots: Arc<Vec<Slot>>,
+    /// Every worker's record, in plan order.
+    pub threads: Vec<ThreadRecord>,
     pub progress: RunProgress,
     pub elapsed: Duration,
 }
@@ -34,39 +37,28 @@ pub fn run<L: RawRwLock>(
     pin: Option<&CpuList>,
     seed: u64,
 ) -> Outcome {
-    let plan = thread_plan(&ctx);
-    let slots: Arc<Vec<Slot>> = Arc::new(
-        plan.iter()
-            .map(|&(role, _, _)| Slot::new(role as usize))
-            .collect(),
-    );
+    let plan = worker::plan(&ctx.workload);
+    let slots: Arc<Vec<Slot>> = Arc::new(plan.iter().map(|p| Slot::new(p.role)).collect());
     let barrier = Arc::new(Barrier::new(plan.len() + 1));
-    for (i, &(role, nth, of)) in plan.iter().enumerate() {
+    for (i, &place) in plan.iter().enumerate() {
         let (ctx, slots, barrier) = (ctx.clone(), slots.clone(), barrier.clone());
         let cpu = pin.map(|p| p.cpu_for(i));
-        let page_cap = ctx.world.page_capacity();
         std::thread::Builder::new()
-            .name(format!("{}-{nth}", role.name()))
+            .name(format!("{}-{}", place.role, place.nth))
             .spawn(move || {
                 if let Some(cpu) = cpu {
                     // Validated against the online CPUs before the run.
                     let _ = pin_current_thread(cpu);
                 }
-                let rng = Xoshiro256PlusPlus::seed_from_u64(
-                    seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                );
-                let lru_hand = ((u64::from(page_cap) * nth as u64) / of.max(1) as u64) as u32;
+                let mut w = Worker::new(place, i, seed, ctx.world.page_capacity());
+                let think_ns = w.spec(&ctx).think_us * 1_000;
                 barrier.wait();
-                let rec = Recorder::new(&slots[i]);
-                let mut w = Worker {
-                    role,
-                    nth,
-                    rng,
-                    rec,
-                    lru_hand,
-                };
-                work(&ctx, &mut w);
-                w.rec.finish();
+                let mut rec = Recorder::new(&slots[i]);
+                let (role, ctx): (_, &Ctx<L>) = (place.role, &ctx);
+                work(&ctx.stop, think_ns, &mut w, &mut rec, |w| {
+                    roles::op(role, ctx, w)
+                });
+                rec.finish(&mut w.local);
             })
             .expect("spawning a worker thread");
     }
@@ -95,30 +87,24 @@ pub fn run<L: RawRwLock>(
         std::thread::sleep(Duration::from_millis(2));
     }
     Outcome {
-        slots,
+        threads: slots.iter().map(Slot::take).collect(),
         progress,
         elapsed: stopped - start,
     }
 }
 
-/// (role, nth thread of the role, threads in the role) for every worker.
-fn thread_plan<L: RawRwLock>(ctx: &Ctx<L>) -> Vec<(Role, usize, usize)> {
-    Role::ALL
-        .iter()
-        .flat_map(|&role| {
-            let n = ctx.workload.role(role.name()).threads as usize;
-            (0..n).map(move |i| (role, i, n))
-        })
-        .collect()
-}
-
-/// The worker loop: operate, time, think, until the stop flag.
-fn work<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker<'_>) {
-    let think_ns = w.spec(ctx).think_us * 1_000;
-    while !ctx.stop.load(Ordering::Relaxed) {
+/// The worker loop: operate, time, record, think, until `stop`.
+fn work(
+    stop: &AtomicBool,
+    think_ns: u64,
+    w: &mut Worker,
+    rec: &mut Recorder<'_>,
+    mut op: impl FnMut(&mut Worker) -> OpOutcome,
+) {
+    while !stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
-        w.role.op(ctx, w);
-        w.rec.op_done(t0, Instant::now());
+        let outcome = op(w);
+        rec.ended(&mut w.local, outcome, t0, Instant::now());
         spin_for(think_ns);
     }
 }
@@ -137,7 +123,7 @@ impl Sampler {
             last_ops: vec![0; slots.len()],
             last_cpu_ns: process_cpu_ns(),
             last_at: Instant::now(),
-            cores: super::pin::online_cpus() as f64,
+            cores: online_cpus() as f64,
         }
     }
 
@@ -153,7 +139,7 @@ impl Sampler {
         let mut per_role = [0u64; Role::ALL.len()];
         for (i, s) in slots.iter().enumerate() {
             let ops = s.ops.load(Ordering::Relaxed);
-            per_role[s.role] += ops - self.last_ops[i];
+            per_role[s.role as usize] += ops - self.last_ops[i];
             self.last_ops[i] = ops;
         }
         progress
@@ -174,4 +160,72 @@ fn process_cpu_ns() -> u64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
     ns(ru.ru_utime) + ns(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::storm::worker::Place;
+
+    /// The real worker loop and recorder around an op stubbed to fail: the
+    /// slot's done counter (what the monitor samples) stays at zero, the
+    /// failures are counted, and no failure becomes a latency sample.
+    #[test]
+    fn a_worker_whose_every_op_fails_records_no_operation() {
+        let slot = Slot::new(Role::Touch);
+        let stop = AtomicBool::new(false);
+        let place = Place {
+            role: Role::Touch,
+            nth: 0,
+            of: 1,
+        };
+        let mut w = Worker::new(place, 0, 1, 16);
+        let mut rec = Recorder::new(&slot);
+        let mut calls = 0u64;
+        work(&stop, 0, &mut w, &mut rec, |_| {
+            calls += 1;
+            if calls == 5_000 {
+                stop.store(true, Ordering::Relaxed);
+            }
+            OpOutcome::Failed
+        });
+        rec.finish(&mut w.local);
+        let t = slot.take();
+        assert_eq!((t.ops, t.record.failed, t.record.gave_up), (0, 5_000, 0));
+        assert_eq!(
+            t.record.latency_ns.len(),
+            0,
+            "failures are no latency samples"
+        );
+        assert!(slot.finished.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn done_ops_move_the_slot_counter_and_give_up_is_kept_apart() {
+        let slot = Slot::new(Role::Reclaim);
+        let stop = AtomicBool::new(false);
+        let place = Place {
+            role: Role::Reclaim,
+            nth: 0,
+            of: 1,
+        };
+        let mut w = Worker::new(place, 0, 1, 16);
+        let mut rec = Recorder::new(&slot);
+        let mut calls = 0u64;
+        work(&stop, 0, &mut w, &mut rec, |_| {
+            calls += 1;
+            if calls == 300 {
+                stop.store(true, Ordering::Relaxed);
+            }
+            if calls.is_multiple_of(3) {
+                OpOutcome::GaveUp
+            } else {
+                OpOutcome::Done
+            }
+        });
+        rec.finish(&mut w.local);
+        let t = slot.take();
+        assert_eq!((t.ops, t.record.gave_up, t.record.failed), (200, 100, 0));
+        assert_eq!(t.record.latency_ns.len(), 200);
+    }
 }

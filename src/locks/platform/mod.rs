@@ -9,7 +9,7 @@
 //!   (RUSTFLAGS) the same names are backed by the model checker: its atomics,
 //!   a spin hint that yields to it, a parking model with parking_lot_core's
 //!   contract and a model clock (see `native.rs`).
-//! - the simulator's (`crate::engine::sim`): every access to a lock word goes
+//! - the simulator's (src/engine/sim): every access to a lock word goes
 //!   through a cache-line model on virtual CPUs, a spin hint waits for the
 //!   line it polls to change, parking blocks a simulated thread, the clock is
 //!   virtual time and the preemption hooks are the kernel's preemption model.

@@ -1,0 +1,82 @@
+//! What every worker of a run shares: the locked world, the workload, the
+//! roster of tasks, memory pressure, and the stop flag.
+
+use super::memory::Memory;
+use super::roster::{MmUser, Roster};
+use super::shared::SharedWorld;
+use crate::locks::{LockKind, RawRwLock};
+use crate::model::{MmChoice, Model, Role, WorkloadSpec, WorldSpec};
+use crate::rmap::ids::MmId;
+use crate::rmap::world::{Capacity, World};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+pub struct Ctx<L: RawRwLock> {
+    pub world: SharedWorld<L>,
+    pub layout: WorldSpec,
+    pub workload: WorkloadSpec,
+    pub memory: Memory,
+    pub roster: Roster,
+    pub stop: AtomicBool,
+}
+
+impl<L: RawRwLock> Ctx<L> {
+    /// Build `model`'s world single-threaded and take it apart into lock
+    /// domains (`L` on the rmap locks, `mmap_lock` on every mm); `epoch` is
+    /// the run's t = 0 for hold timestamps.
+    pub fn build(model: &Model, mmap_lock: LockKind, epoch: Instant) -> Ctx<L> {
+        let spec = &model.world;
+        let world = World::build_with(spec, capacity(model));
+        let (tasks, parents) = roster_of(&world, spec);
+        let mm_slots = world.mms.max_slots();
+        Ctx {
+            world: SharedWorld::new(world, mmap_lock, epoch),
+            layout: spec.clone(),
+            workload: model.workload.clone(),
+            memory: Memory::new(model.memory.clone()),
+            roster: Roster::new(&tasks, &parents, mm_slots),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// Pages the world holds now (allocated from its pool).
+    pub fn held_pages(&self) -> u64 {
+        u64::from(self.world.page_capacity()) - self.world.free_pages()
+    }
+
+    /// A task for a per-task role, with a user reference: the ancestor, or a
+    /// random live task (skipping ones being replaced).
+    pub fn pick_mm(&self, choice: MmChoice, random: usize) -> Option<MmUser<'_>> {
+        match choice {
+            MmChoice::Ancestor => self.roster.mmget(self.roster.ancestor()),
+            MmChoice::Any => {
+                (0..4).find_map(|i| self.roster.get((random + i) % self.roster.positions()))
+            }
+        }
+    }
+}
+
+/// Room for the model's tasks plus the children fork-exit holds while it
+/// replaces them, and for every page any task could fault in.
+fn capacity(model: &Model) -> Capacity {
+    let spec = &model.world;
+    let forkers = model.workload.roles[Role::ForkExit].threads;
+    Capacity {
+        mms: spec.tasks + 2 * forkers + 2,
+        pages: u32::try_from(spec.page_bound()).unwrap_or(u32::MAX),
+    }
+}
+
+/// Every initial task in id order, and the ancestor each descends from (the
+/// build spawns each ancestor, then forks its descendants, in that order).
+fn roster_of(world: &World, spec: &WorldSpec) -> (Vec<MmId>, Vec<MmId>) {
+    let ids: Vec<MmId> = world.live_mms().map(|(id, _)| id).collect();
+    let mut parents = Vec::with_capacity(ids.len());
+    let mut next = 0usize;
+    for a in 0..spec.ancestors {
+        let group = 1 + spec.descendants_of(a) as usize;
+        parents.extend(std::iter::repeat_n(ids[next], group));
+        next += group;
+    }
+    (ids, parents)
+}

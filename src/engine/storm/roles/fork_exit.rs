@@ -1,0 +1,30 @@
+//! fork-exit: the AIM7 churn. Fork a new child of a task's ancestor
+//! (anon_vma_fork per vma under the root WRITE lock, dup_mmap under both
+//! mmap_locks), put it in the old task's place, then exit the old task
+//! (unlink_anon_vmas under the root WRITE lock): the task count stays steady.
+
+use super::Worker;
+use super::reclaim::direct_reclaim_if_needed;
+use crate::engine::storm::ctx::Ctx;
+use crate::locks::RawRwLock;
+use crate::metrics::record::OpOutcome;
+
+pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
+    direct_reclaim_if_needed(ctx, w);
+    let Some((position, old, parent)) = ctx.roster.claim_child() else {
+        // No descendants to replace: fork and exit a child of the ancestor.
+        let Some(child) = ctx.world.fork(ctx.roster.ancestor()) else {
+            return OpOutcome::Failed;
+        };
+        ctx.world.exit(child);
+        return OpOutcome::Done;
+    };
+    let Some(child) = ctx.world.fork(parent) else {
+        ctx.roster.publish(position, old);
+        return OpOutcome::Failed;
+    };
+    ctx.roster.publish(position, child);
+    ctx.roster.begin_exit(old);
+    ctx.world.exit(old);
+    OpOutcome::Done
+}

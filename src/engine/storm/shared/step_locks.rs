@@ -1,0 +1,77 @@
+//! Taking exactly the rmap locks a step declares ([`LockSet`]), in its order,
+//! and handing the step the parts they guard: this world's side of
+//! [`TakeStepLocks`], so [`crate::rmap::compose`] runs fork, teardown, split
+//! and merge here under the real locks.
+//!
+//! Every writer step of src/rmap (fork's clone and own halves, an i_mmap
+//! insert, unlink_anon_vmas, unlink_file_vma_batch, split's clone and
+//! commit, merge's commit, __anon_vma_prepare joining a neighbour, mmap of a
+//! file) declares its locks as data; the engine never picks locks by hand, so
+//! what runs is what the step functions say the kernel takes.
+
+use super::SharedWorld;
+use crate::locks::RawRwLock;
+use crate::locks::guard::WriteGuard;
+use crate::rmap::step_locks::{StepParts, TakeStepLocks};
+use crate::rmap::{AddressSpace, Family, FamilyId, LockSet, LockTarget, Mode};
+
+/// The WRITE holds of one step: at most an i_mmap and a family root
+/// (vma_prepare's pair). Fields drop in declaration order: the root first,
+/// then i_mmap, the reverse of acquisition, as vma_complete releases them.
+pub struct StepLocks<'a, L: RawRwLock> {
+    family: Option<WriteGuard<'a, L, Option<Family>>>,
+    space: Option<WriteGuard<'a, L, AddressSpace>>,
+}
+
+impl<L: RawRwLock> StepParts for StepLocks<'_, L> {
+    fn parts(&mut self) -> (Option<&mut Family>, Option<&mut AddressSpace>) {
+        let family = self.family.as_deref_mut().map(|slot| {
+            slot.as_mut()
+                .expect("a family linked from a locked vma is live")
+        });
+        (family, self.space.as_deref_mut())
+    }
+
+    fn clear_family(&mut self) {
+        let slot = self.family.as_deref_mut();
+        *slot.expect("the step locked a family") = None;
+    }
+}
+
+/// A shared reference to the world takes the real locks; the guards live as
+/// long as the reference, so a step's held locks borrow nothing else.
+impl<'w, L: RawRwLock> TakeStepLocks for &'w SharedWorld<L> {
+    type Held<'a>
+        = StepLocks<'w, L>
+    where
+        Self: 'a;
+
+    fn lock_step(&mut self, set: LockSet) -> StepLocks<'w, L> {
+        SharedWorld::lock_step(*self, set)
+    }
+
+    fn free_family(&mut self, family: FamilyId) {
+        SharedWorld::free_family(*self, family)
+    }
+}
+
+impl<L: RawRwLock> SharedWorld<L> {
+    /// Take `set`'s locks in its order (all WRITE: every writer step's set).
+    pub(super) fn lock_step(&self, set: LockSet) -> StepLocks<'_, L> {
+        let mut held = StepLocks {
+            family: None,
+            space: None,
+        };
+        for req in set.iter() {
+            assert_eq!(req.mode, Mode::Write, "{req}: steps lock for write");
+            match req.target {
+                LockTarget::IMmap(s) => held.space = Some(self.spaces[s.index()].write()),
+                LockTarget::AnonVmaRoot(f) => held.family = Some(self.family_slot(f).write()),
+                LockTarget::MmapLock(_) => {
+                    unreachable!("{req}: a step's set holds rmap locks only")
+                }
+            }
+        }
+        held
+    }
+}

@@ -1,0 +1,75 @@
+//! The mmap_lock WRITE operations on one mm's vma set (mprotect's split and
+//! merge, mmap of a file) and the /proc/pid/maps reader.
+
+use super::SharedWorld;
+use crate::locks::RawRwLock;
+use crate::rmap::step_locks::StepParts;
+use crate::rmap::{Mm, MmId, SpaceId, compose, mmap};
+
+impl<L: RawRwLock> SharedWorld<L> {
+    /// __split_vma at `at` (mprotect of part of a vma): mmap_lock WRITE, then
+    /// split's clone step (root WRITE) and commit step (i_mmap WRITE, root
+    /// WRITE). False if `at` is not strictly inside a vma or `mm` is not live.
+    pub fn split(&self, mm: MmId, at: u32) -> bool {
+        let Some(slot) = self.mm_slot(mm) else {
+            return false;
+        };
+        let mut guard = slot.write();
+        guard.as_mut().is_some_and(|m| self.split_locked(mm, m, at))
+    }
+
+    /// The split steps ([`compose::split`]), the caller holding `mm`'s
+    /// mmap_lock WRITE.
+    pub(super) fn split_locked(&self, mm_id: MmId, mm: &mut Mm, at: u32) -> bool {
+        compose::split(&mut &*self, mm_id, mm, at)
+    }
+
+    /// Merge the vmas meeting at `at` if compatible (vma_merge): mmap_lock
+    /// WRITE, the commit step (i_mmap WRITE, root WRITE), then the removed
+    /// vma's unlink_anon_vmas (root WRITE again). False if they are not
+    /// mergeable or `mm` is not live.
+    pub fn merge(&self, mm: MmId, at: u32) -> bool {
+        let Some(slot) = self.mm_slot(mm) else {
+            return false;
+        };
+        let mut guard = slot.write();
+        guard
+            .as_mut()
+            .is_some_and(|m| compose::merge(&mut &*self, mm, m, at))
+    }
+
+    /// mmap file pages `[pgoff, pgoff + pages)` shared, wherever they fit
+    /// (mmap_lock WRITE, then vma_link_file's i_mmap WRITE); their start. None
+    /// if the range is empty or beyond the file, nothing fits, or `mm` is not
+    /// live.
+    pub fn mmap_file(&self, mm: MmId, space: SpaceId, pgoff: u32, pages: u32) -> Option<u32> {
+        let size = *self.file_pages.get(space.index())?;
+        if pages == 0 || pgoff.checked_add(pages)? > size {
+            return None;
+        }
+        let mut guard = self.mm_slot(mm)?.write();
+        let m = guard.as_mut()?;
+        let start = mmap::get_unmapped_area(m, pages, self.va_pages)?;
+        let mut held = self.lock_step(mmap::mmap_file_locks(space));
+        let s = held.space().expect("mmap_file locks its i_mmap");
+        mmap::mmap_file(mm, m, start, pages, space, pgoff, s);
+        Some(start)
+    }
+
+    /// A /proc/pid/maps read (show_map under mmap_read_lock, or
+    /// down_read_critical, seed 002): count the vmas and run `hold` while the
+    /// lock is held. 0 if `mm` is not live.
+    pub fn read_maps(&self, mm: MmId, critical: bool, hold: &dyn Fn()) -> usize {
+        let Some(slot) = self.mm_slot(mm) else {
+            return 0;
+        };
+        let guard = if critical {
+            slot.read_critical()
+        } else {
+            slot.read()
+        };
+        let n = guard.as_ref().map_or(0, |m| m.vmas().len());
+        hold();
+        n
+    }
+}

@@ -1,0 +1,190 @@
+//! Reverse-map walks under the rmap lock: page_referenced
+//! (folio_referenced) and reclaim (try_to_unmap, then freeing the page), with
+//! the read hold timed from inside the critical section for
+//! [`crate::metrics::overlap`].
+//!
+//! A walk pins its page first (the caller's folio reference: reclaim isolates
+//! pages before walking them), so the page can be neither freed nor
+//! reallocated while the walk looks at it; see the module doc of
+//! [`super`] for why the anon re-check under the lock also needs the page to
+//! be mapped.
+
+use super::SharedWorld;
+use super::page_lock::PageKey;
+use crate::locks::{RawRwLock, RwLock};
+use crate::metrics::overlap::Hold;
+use crate::rmap::walk::{self, Locked};
+use crate::rmap::{Mapping, PageId, PagePool, WalkResult};
+
+/// What a walk did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkOutcome {
+    /// The walk took its lock. `hold` is the read hold `[enter, leave)` in ns
+    /// since the epoch, stamped inside the critical section. `result.raced`:
+    /// under the lock the page turned out to belong elsewhere, or (anon) to be
+    /// unmapped, so nothing was visited.
+    Done { result: WalkResult, hold: Hold },
+    /// `try_lock` found the lock taken and gave up (the 2022+ reclaim keeps
+    /// the page).
+    Contended,
+    /// reclaim only: a fault holds the page lock; the page is kept for a
+    /// later pass (shrink_folio_list's folio_trylock), no rmap lock taken.
+    PageLocked,
+    /// The page is free (or being allocated): there was nothing to walk.
+    Free,
+}
+
+const RACED: WalkResult = WalkResult {
+    vmas_visited: 0,
+    mapped: 0,
+    hits: 0,
+    raced: true,
+};
+
+/// A reference on a page for the duration of a walk; dropped by folio_put.
+struct Pin<'a> {
+    pages: &'a PagePool,
+    page: PageId,
+}
+
+impl Drop for Pin<'_> {
+    fn drop(&mut self) {
+        self.pages.unpin(self.page);
+    }
+}
+
+impl<L: RawRwLock> SharedWorld<L> {
+    /// page_referenced of `page`: test and clear the young bit of every PTE
+    /// mapping it, under the page's rmap lock for READ (root anon_vma or
+    /// i_mmap). With `try_lock`, give up if the lock is not free for a reader
+    /// (Minchan Kim's 2022 change to folio_referenced's rmap_walk_control);
+    /// otherwise block. `on_vma` runs for every vma visited, lock held.
+    pub fn page_referenced(
+        &self,
+        page: PageId,
+        try_lock: bool,
+        on_vma: &mut impl FnMut(),
+    ) -> WalkOutcome {
+        let Some((_pin, mapping)) = self.pin(page) else {
+            return WalkOutcome::Free;
+        };
+        self.walk_locked(page, mapping, try_lock, |locked| {
+            walk::page_referenced(locked, &self.page_tables, &self.pages, page, |_| on_vma())
+        })
+    }
+
+    /// Reclaim `page` as [`crate::rmap::World::reclaim`] does: try_to_unmap
+    /// under the rmap lock READ (blocking: only folio_referenced took the
+    /// 2022 try_lock option),
+    /// then drop a file page from its page cache if nothing maps it; the page
+    /// is free once the last reference goes. The page lock is taken first
+    /// (trylock: [`WalkOutcome::PageLocked`] if a fault holds it) and held
+    /// throughout (see `page_lock.rs`). `on_vma` runs for every vma
+    /// visited.
+    pub fn reclaim(&self, page: PageId, on_vma: &mut impl FnMut()) -> WalkOutcome {
+        let Some((_pin, mapping)) = self.pin(page) else {
+            return WalkOutcome::Free;
+        };
+        let index = self.pages.index(page);
+        let key = match mapping {
+            Mapping::Anon { .. } => PageKey::Anon(page),
+            Mapping::File { space } => PageKey::File(space, index),
+        };
+        let Some(_page_lock) = self.page_locks.try_lock(key) else {
+            return WalkOutcome::PageLocked;
+        };
+        let out = self.walk_locked(page, mapping, false, |locked| {
+            walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| on_vma())
+        });
+        if let Mapping::File { space } = mapping
+            && self.pages.mapcount(page) == 0
+            && self.page_cache[space.index()].remove(index, page)
+        {
+            // The page cache's reference (__remove_mapping).
+            self.pages.unpin(page);
+        }
+        out
+    }
+
+    /// Hold the rmap lock a walk of `page` would take, for WRITE, while `hold`
+    /// runs: a writer of the page's family or file at a moment of the
+    /// caller's choosing (the tests make walkers contend with it). False if
+    /// the page is free.
+    pub fn hold_rmap_write(&self, page: PageId, hold: &dyn Fn()) -> bool {
+        let Some((_pin, mapping)) = self.pin(page) else {
+            return false;
+        };
+        match mapping {
+            Mapping::Anon { family, .. } => {
+                let _w = self.family_slot(family).write();
+                hold();
+            }
+            Mapping::File { space } => {
+                let _w = self.spaces[space.index()].write();
+                hold();
+            }
+        }
+        true
+    }
+
+    /// Pin a live page and read its mapping; None if it is free (or still
+    /// being allocated, its mapping not yet published).
+    fn pin(&self, page: PageId) -> Option<(Pin<'_>, Mapping)> {
+        if page.0 >= self.pages.capacity() || !self.pages.pin(page) {
+            return None;
+        }
+        let pin = Pin {
+            pages: &self.pages,
+            page,
+        };
+        Some((pin, self.pages.mapping(page)?))
+    }
+
+    /// Take the rmap lock `mapping` names for READ and run `walk` on its part,
+    /// re-checking (anon) that the slot is live and the page still mapped.
+    fn walk_locked(
+        &self,
+        page: PageId,
+        mapping: Mapping,
+        try_lock: bool,
+        walk: impl FnOnce(Locked<'_>) -> WalkResult,
+    ) -> WalkOutcome {
+        let timed = match mapping {
+            Mapping::Anon { family, .. } => {
+                self.timed_read(self.family_slot(family), try_lock, |slot| match slot {
+                    Some(f) if self.pages.mapcount(page) > 0 => walk(Locked::Family(family, f)),
+                    _ => RACED,
+                })
+            }
+            Mapping::File { space } => {
+                self.timed_read(&self.spaces[space.index()], try_lock, |s| {
+                    walk(Locked::Space(space, s))
+                })
+            }
+        };
+        match timed {
+            Some((result, hold)) => WalkOutcome::Done { result, hold },
+            None => WalkOutcome::Contended,
+        }
+    }
+
+    /// Run `f` under `domain`'s read lock, stamping the hold just after the
+    /// acquisition and just before the release; None if `try_lock` failed.
+    fn timed_read<K: RawRwLock, T>(
+        &self,
+        domain: &RwLock<K, T>,
+        try_lock: bool,
+        f: impl FnOnce(&T) -> WalkResult,
+    ) -> Option<(WalkResult, Hold)> {
+        let guard = if try_lock {
+            domain.try_read()?
+        } else {
+            domain.read()
+        };
+        let enter_ns = self.now_ns();
+        let result = f(&guard);
+        let leave_ns = self.now_ns();
+        drop(guard);
+        Some((result, Hold { enter_ns, leave_ns }))
+    }
+}

@@ -1,0 +1,136 @@
+//! The result of one run: what `rmap-storm run --json` writes, what sweeps
+//! collect, what plots and comparisons read. Engine-agnostic: nothing here says
+//! how the figures were made, only `engine` names who made them.
+//!
+//! Every map is a BTreeMap so JSON and tables list keys in one stable order.
+
+use crate::locks::LockKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// [`super::SCHEMA`] when written by this build; an older file keeps
+    /// its own (see [`super::check_schema`]).
+    pub schema: u32,
+    /// The model file's path as given (or the default model's).
+    pub model: String,
+    /// "native" (real threads) or "sim" (discrete-event simulation).
+    pub engine: String,
+    /// The kind on the anon_vma roots and address_spaces.
+    pub lock: LockKind,
+    /// Threads of the scaled role (the x axis of a scaling curve).
+    pub threads: u32,
+    /// Measured wall time of the run, seconds.
+    pub duration_s: f64,
+    pub seed: u64,
+    /// `--set` overrides applied, in the order given.
+    #[serde(default)]
+    pub overrides: Vec<String>,
+    /// Per role (reclaim, fork-exit, touch, ...): what it got done.
+    pub roles: BTreeMap<String, RoleReport>,
+    /// Per lock class (anon_vma, i_mmap, mmap_lock).
+    pub lock_stats: BTreeMap<String, LockClassReport>,
+    pub ctx_switches: CtxSwitches,
+    /// Per role: how evenly its threads progressed.
+    pub fairness: BTreeMap<String, Fairness>,
+    /// Memory pressure figures (zero when the model has no `[memory]` budget).
+    #[serde(default)]
+    pub memory: MemoryReport,
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleReport {
+    /// Threads that ran this role.
+    pub threads: u32,
+    /// Done operations: the only ones counted in `ops_per_s` and latency.
+    pub ops: u64,
+    pub ops_per_s: f64,
+    /// Latency of one done operation, nanoseconds.
+    pub latency_ns: Latency,
+    /// Operations that could not be done (no free page, no live task, no
+    /// room to fork, nothing to split). Schema 2; 0 when read from schema 1.
+    #[serde(default)]
+    pub failed: u64,
+    /// Operations that gave up on a contended try_lock. Schema 2.
+    #[serde(default)]
+    pub gave_up: u64,
+    /// Direct-reclaim entries made by this role's threads.
+    #[serde(default)]
+    pub direct_reclaim: u64,
+    /// Share of this role's thread time spent in direct reclaim, 0..1.
+    #[serde(default)]
+    pub direct_reclaim_share: f64,
+    /// rmap_walk vmas visited per operation (0 for roles that do not walk).
+    #[serde(default)]
+    pub vmas_per_op: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LockClassReport {
+    pub acquire_read: u64,
+    pub acquire_write: u64,
+    /// Contended acquisitions / all acquisitions, percent.
+    pub contended_pct: f64,
+    /// Time threads spent waiting for this class / total thread time, 0..1.
+    pub wait_share: f64,
+    /// Longest single wait, nanoseconds.
+    pub max_wait_ns: u64,
+    /// Time-averaged readers inside while the lock is read-held.
+    pub mean_readers: f64,
+    /// Every counter of `locks::stats::Event`, by its key.
+    pub events: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CtxSwitches {
+    pub voluntary_per_s: f64,
+    pub involuntary_per_s: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    /// Jain's index over the role's threads' op counts: 1 = even, 1/n = one did all.
+    pub jain: f64,
+    pub max: u64,
+    pub min: u64,
+    /// locktorture's `???`: max/2 > min.
+    pub starved_mark: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryReport {
+    pub pages_reclaimed: u64,
+    pub pages_reclaimed_per_s: f64,
+    pub direct_reclaim_entries: u64,
+    /// touch + fork-exit operations: the AIM7 jobs, apart from reclaim work.
+    pub useful_ops_per_s: f64,
+}
+
+/// `progress: ok | starved ROLE | livelock`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "progress", rename_all = "snake_case")]
+pub enum Verdict {
+    Ok,
+    Starved { role: String, reason: String },
+    Livelock { reason: String },
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::Ok => write!(f, "progress: ok"),
+            Verdict::Starved { role, reason } => write!(f, "progress: starved {role} ({reason})"),
+            Verdict::Livelock { reason } => write!(f, "progress: livelock ({reason})"),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Whole kernel operations composed from the step functions, once, for every
+//! holder of the world: each step runs under the rmap locks it declares,
+//! taken through [`TakeStepLocks`] (none for the single-threaded
+//! [`World`](super::World), real ones in an engine). The caller holds the
+//! operation's mmap_lock(s) across all of it, as the kernel does.
+//!
+//! | operation | kernel | steps, in order |
+//! |---|---|---|
+//! | [`dup_mmap`] | kernel/fork.c dup_mmap | per parent vma: anon_vma_fork (root WRITE for the clone, again for the child's own anon_vma), or an i_mmap insert (i_mmap WRITE), then copy_pte_range |
+//! | [`teardown`] | exit_mmap, do_vmi_munmap | unmap_vmas (PTEs only), then free_pgtables' unlinks, each under its family's root or its file's i_mmap |
+//! | [`split`] | __split_vma | anon_vma_clone (root WRITE), then vma_prepare/vma_complete's re-key (i_mmap WRITE, root WRITE) |
+//! | [`merge`] | vma_merge | the commit (i_mmap WRITE, root WRITE), then the removed vma's unlink_anon_vmas (root WRITE) |
+
+use super::anon_vma::{self, FamilyFate};
+use super::family::Family;
+use super::fork::{self, ForkClone, ForkStep};
+use super::ids::MmId;
+use super::lock_req::{LockReq, LockSet, LockTarget};
+use super::mm::{Mm, Vma};
+use super::page::PagePool;
+use super::split;
+use super::step_locks::{StepParts, TakeStepLocks};
+use super::unmap::{self, UnlinkStep};
+use std::sync::atomic::AtomicU32;
+
+/// dup_mmap's per-vma steps: the child of `parent` (id `child_id`, page
+/// tables `ppt` and `cpt`) with a copy of every vma, linked into the same
+/// families and files, COW-sharing every present anon page.
+pub fn dup_mmap(
+    locks: &mut impl TakeStepLocks,
+    parent: &Mm,
+    child_id: MmId,
+    ppt: &[AtomicU32],
+    cpt: &[AtomicU32],
+    pages: &PagePool,
+) -> Mm {
+    let mut child = Mm::default();
+    for step in fork::fork_plan(parent) {
+        let pvma = parent.vma(step.start()).expect("planned vma");
+        match step {
+            ForkStep::Anon { .. } => {
+                // anon_vma_fork: the root WRITE for the clone, then again for
+                // the child's own anon_vma if nothing was reused.
+                let clone = {
+                    let mut held = locks.lock_step(step.locks());
+                    fork::anon_vma_fork_clone(pvma, child_id, family(&mut held))
+                };
+                let link = match clone {
+                    ForkClone::Done(link) => link,
+                    ForkClone::NeedsOwn(chain) => {
+                        let mut held = locks.lock_step(step.locks());
+                        fork::anon_vma_fork_own(pvma, child_id, family(&mut held), chain)
+                    }
+                };
+                fork::insert_anon_vma(pvma, &mut child, link);
+            }
+            ForkStep::Bare { .. } => fork::dup_bare_vma(pvma, &mut child),
+            ForkStep::File { .. } => {
+                let mut held = locks.lock_step(step.locks());
+                let space = held.space().expect("a File step locks its i_mmap");
+                fork::dup_file_vma(pvma, child_id, &mut child, space);
+            }
+        }
+        fork::copy_pte_range(pvma, ppt, cpt, pages);
+    }
+    child
+}
+
+/// unmap_vmas then free_pgtables over `vmas`, already out of their mm (page
+/// table `ptes`). A family whose last anon_vma goes is emptied under its root
+/// WRITE (a walker that reaches the slot later finds it empty) and its slot
+/// given back after the lock is released.
+pub fn teardown(
+    locks: &mut impl TakeStepLocks,
+    vmas: &mut [Vma],
+    ptes: &[AtomicU32],
+    pages: &PagePool,
+) {
+    for v in vmas.iter() {
+        unmap::zap_vma(v, ptes, pages);
+    }
+    for step in unmap::free_pgtables_plan(vmas) {
+        let mut held = locks.lock_step(step.locks());
+        match step {
+            UnlinkStep::Anon { vma, family } => {
+                let f = held.family().expect("an Anon unlink locks its family");
+                if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
+                    held.clear_family();
+                    drop(held);
+                    locks.free_family(family);
+                }
+            }
+            UnlinkStep::File { vmas: batch, .. } => {
+                let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
+                let space = held.space().expect("a File unlink locks its i_mmap");
+                unmap::unlink_file_step(&batch, space);
+            }
+        }
+    }
+}
+
+/// __split_vma of `mm` (id `mm_id`) at `at`; false if `at` is not strictly
+/// inside a vma.
+pub fn split(locks: &mut impl TakeStepLocks, mm_id: MmId, mm: &mut Mm, at: u32) -> bool {
+    let Some(plan) = split::split_plan(mm, at) else {
+        return false;
+    };
+    let pending = {
+        let mut held = locks.lock_step(plan.clone);
+        split::split_clone(mm_id, mm, &plan, held.family())
+    };
+    let mut held = locks.lock_step(plan.commit);
+    let (family, space) = held.parts();
+    split::split_commit(mm_id, mm, &plan, pending, family, space);
+    true
+}
+
+/// vma_merge of the vmas of `mm` (id `mm_id`) meeting at `at`; false if they
+/// are not mergeable.
+pub fn merge(locks: &mut impl TakeStepLocks, mm_id: MmId, mm: &mut Mm, at: u32) -> bool {
+    let Some(plan) = split::merge_plan(mm, at) else {
+        return false;
+    };
+    let mut gone = {
+        let mut held = locks.lock_step(plan.commit);
+        let (family, space) = held.parts();
+        split::merge_commit(mm_id, mm, &plan, family, space)
+    };
+    if let Some(f) = plan.unlink {
+        let unlink = LockSet::one(LockReq::write(LockTarget::AnonVmaRoot(f)));
+        let mut held = locks.lock_step(unlink);
+        let family = held.family().expect("unlink locks its family");
+        let fate = anon_vma::unlink_anon_vmas(&mut gone, family);
+        assert_eq!(
+            fate,
+            FamilyFate::Alive,
+            "the surviving vma keeps its family"
+        );
+    }
+    true
+}
+
+/// The family an Anon fork step locked.
+fn family(held: &mut impl StepParts) -> &mut Family {
+    held.family().expect("an Anon step locks its family")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rmap::ids::{FamilyId, SpaceId};
+    use crate::rmap::step_locks::{Unlocked, UnlockedParts};
+    use crate::rmap::world::{Capacity, World};
+
+    /// The lock-free view, recording every set a composition asks for.
+    struct Recording<'w> {
+        inner: Unlocked<'w>,
+        seen: Vec<String>,
+    }
+
+    impl TakeStepLocks for Recording<'_> {
+        type Held<'a>
+            = UnlockedParts<'a>
+        where
+            Self: 'a;
+
+        fn lock_step(&mut self, set: LockSet) -> UnlockedParts<'_> {
+            let names: Vec<String> = set.iter().map(|r| r.to_string()).collect();
+            self.seen.push(names.join(" + "));
+            self.inner.lock_step(set)
+        }
+
+        fn free_family(&mut self, family: FamilyId) {
+            self.seen.push(format!("free {family:?}"));
+            self.inner.free_family(family);
+        }
+    }
+
+    /// A task with one faulted anon vma and one shared file vma.
+    fn world() -> (World, MmId) {
+        let mut w = World::new(64, &[8], Capacity { mms: 4, pages: 64 });
+        let a = w.spawn();
+        let start = w.mmap_anon(a, 4).unwrap();
+        w.touch(a, start, true).unwrap();
+        w.mmap_file(a, SpaceId(0), 0, 8).unwrap();
+        (w, a)
+    }
+
+    #[test]
+    fn fork_then_exit_take_each_step_s_declared_locks_in_kernel_order() {
+        let (mut w, parent) = world();
+        let child = w.spawn();
+        let mut rec = Recording {
+            inner: Unlocked {
+                families: &mut w.families,
+                family_ids: &mut w.family_ids,
+                spaces: &mut w.spaces,
+            },
+            seen: Vec::new(),
+        };
+        let pmm = w.mms.get(parent.index()).and_then(Option::as_ref).unwrap();
+        let ppt = w.page_tables.table(parent).unwrap();
+        let cpt = w.page_tables.table(child).unwrap();
+        let mut forked = dup_mmap(&mut rec, pmm, child, ppt, cpt, &w.pages);
+        // The parent's anon_vma has a vma of its own, so nothing is reused:
+        // the clone, then the child's own anon_vma, each under the root.
+        assert_eq!(
+            rec.seen,
+            [
+                "anon_vma_root(fam0) write",
+                "anon_vma_root(fam0) write",
+                "i_mmap(file0) write",
+            ]
+        );
+        assert_eq!(forked.vmas().len(), 2);
+        rec.seen.clear();
+        teardown(&mut rec, &mut forked.vmas, cpt, &w.pages);
+        assert_eq!(
+            rec.seen,
+            ["anon_vma_root(fam0) write", "i_mmap(file0) write"],
+            "the parent keeps the family: no free"
+        );
+    }
+
+    #[test]
+    fn the_last_unlink_empties_the_family_then_frees_its_slot() {
+        let (mut w, a) = world();
+        let mut vmas =
+            std::mem::take(&mut w.mms.get_mut(a.index()).unwrap().as_mut().unwrap().vmas);
+        let mut rec = Recording {
+            inner: Unlocked {
+                families: &mut w.families,
+                family_ids: &mut w.family_ids,
+                spaces: &mut w.spaces,
+            },
+            seen: Vec::new(),
+        };
+        let ptes = w.page_tables.table(a).unwrap();
+        teardown(&mut rec, &mut vmas, ptes, &w.pages);
+        assert_eq!(
+            rec.seen,
+            [
+                "anon_vma_root(fam0) write",
+                "free fam0",
+                "i_mmap(file0) write",
+            ]
+        );
+        assert!(
+            w.families.get(0).unwrap().is_none(),
+            "emptied under its lock"
+        );
+        assert_eq!(w.family_ids.live(), 0);
+        assert_eq!(w.pages.live(), 0, "every page zapped and freed");
+    }
+}
