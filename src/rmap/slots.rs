@@ -34,6 +34,11 @@ impl<T> Chunked<T> {
         }
     }
 
+    /// Elements per slot.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
     /// Slots this table can ever hold.
     pub fn max_slots(&self) -> usize {
         self.chunk_slots * self.chunks.len()
