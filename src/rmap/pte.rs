@@ -139,16 +139,18 @@ pub fn clear_young(pte: &AtomicU32, page: PageId) -> Young {
     }
 }
 
-/// Clear a PTE if it maps `page` (try_to_unmap_one's ptep_clear_flush); the
-/// old value if it did.
+/// Replace a PTE that maps `page` with `with` (none, or a swap entry:
+/// try_to_unmap_one's ptep_clear_flush then set_pte_at); the old value if it
+/// did.
 #[inline]
-pub fn clear_if_maps(pte: &AtomicU32, page: PageId) -> Option<Pte> {
+pub fn replace_if_maps(pte: &AtomicU32, page: PageId, with: Pte) -> Option<Pte> {
+    debug_assert!(!with.present());
     let mut old = load(pte);
     loop {
         if !old.maps(page) {
             return None;
         }
-        match pte.compare_exchange_weak(old.0, 0, Ordering::AcqRel, Ordering::Acquire) {
+        match pte.compare_exchange_weak(old.0, with.0, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return Some(old),
             Err(now) => old = Pte(now),
         }

@@ -9,6 +9,7 @@
 //! `&` and changed only through atomics.
 
 use super::anon_vma::{self, FamilyFate, Prepare};
+use super::era::Era;
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
 use super::fork::{self, ForkClone, ForkStep};
@@ -42,6 +43,8 @@ pub struct Capacity {
 pub struct World {
     /// Pages per task address space (the page-table size).
     pub va_pages: u32,
+    /// The kernel era the world stands for (fixed before the first fault).
+    pub era: Era,
     /// The fixed sizes the tables were built with.
     pub capacity: Capacity,
     /// `mm_struct`s by id; each entry guarded by that mm's mmap_lock. None is
@@ -71,6 +74,15 @@ fn mm_mut(mms: &mut SlotTable<Option<Mm>>, id: MmId) -> &mut Mm {
         .unwrap_or_else(|| panic!("{id:?} is not a live mm"))
 }
 
+/// anon_vma_fork of one parent vma for the child: the clone (or, in the list
+/// layout, the link), then the child's own anon_vma if nothing was reused.
+fn fork_anon(f: &mut Family, pvma: &Vma, child: MmId) -> super::mm::AnonLink {
+    match fork::anon_vma_fork_first(pvma, child, f) {
+        ForkClone::Done(link) => link,
+        ForkClone::NeedsOwn(chain) => fork::anon_vma_fork_own(pvma, child, f, chain),
+    }
+}
+
 /// The family in slot `id` (it must be live).
 fn family_mut(families: &mut SlotTable<Option<Family>>, id: FamilyId) -> &mut Family {
     families
@@ -84,6 +96,7 @@ impl World {
     pub fn new(va_pages: u32, file_pages: &[u32], cap: Capacity) -> World {
         World {
             va_pages,
+            era: Era::default(),
             capacity: cap,
             mms: SlotTable::new(TABLE_CHUNK, (cap.mms as usize).div_ceil(TABLE_CHUNK).max(1)),
             mm_ids: IdAlloc::default(),
@@ -175,12 +188,28 @@ impl World {
         Some(start)
     }
 
+    /// mmap a file range MAP_PRIVATE wherever it fits (a binary's segment);
+    /// its start.
+    pub fn mmap_file_private(
+        &mut self,
+        mm: MmId,
+        space: SpaceId,
+        pgoff: u32,
+        pages: u32,
+    ) -> Option<u32> {
+        let start = mmap::get_unmapped_area(self.mm(mm), pages, self.va_pages)?;
+        let m = mm_mut(&mut self.mms, mm);
+        let s = &mut self.spaces[space.index()];
+        mmap::mmap_file_in(mm, m, start, pages, space, pgoff, s, true);
+        Some(start)
+    }
+
     /// Touch page `addr` of `mm` (a read or write access that faults if the
-    /// PTE does not allow it): the first fault in an anon vma first runs
-    /// __anon_vma_prepare.
+    /// PTE does not allow it): the first fault in an anon vma, or the first
+    /// write to a private file vma, first runs __anon_vma_prepare.
     pub fn touch(&mut self, mm: MmId, addr: u32, write: bool) -> Result<Fault, OutOfPages> {
         let vma = self.mm(mm).vma(addr).expect("touch outside any vma");
-        if vma.is_anon() && vma.anon.is_none() {
+        if vma.anon.is_none() && (vma.is_anon() || (write && vma.is_private())) {
             self.anon_vma_prepare(mm, addr);
         }
         let vma = self.mm(mm).vma(addr).expect("vma still there");
@@ -205,8 +234,9 @@ impl World {
             Prepare::NewRoot => {
                 let fid = FamilyId(self.family_ids.alloc());
                 self.families.get_or_grow(fid.index(), || None);
+                let layout = self.era.rmap;
                 let vma = self.mm_mut(mm).vma_mut(addr).expect("live vma");
-                let family = anon_vma::anon_vma_prepare_new(mm, vma, fid);
+                let family = anon_vma::anon_vma_prepare_new_in(layout, mm, vma, fid);
                 *self.families.get_mut(fid.index()).expect("slot grown") = Some(family);
             }
         }
@@ -228,14 +258,13 @@ impl World {
             let pvma = pmm.vma(step.start()).expect("planned vma");
             match step {
                 ForkStep::Anon { family, .. } => {
-                    let f = family_mut(&mut self.families, family);
-                    let link = match fork::anon_vma_fork_clone(pvma, child_id, f) {
-                        ForkClone::Done(link) => link,
-                        ForkClone::NeedsOwn(chain) => {
-                            fork::anon_vma_fork_own(pvma, child_id, f, chain)
-                        }
-                    };
+                    let link = fork_anon(family_mut(&mut self.families, family), pvma, child_id);
                     fork::insert_anon_vma(pvma, &mut child, link);
+                }
+                ForkStep::PrivateFile { family, space, .. } => {
+                    let link = fork_anon(family_mut(&mut self.families, family), pvma, child_id);
+                    let s = &mut self.spaces[space.index()];
+                    fork::dup_private_file_vma(pvma, child_id, &mut child, s, Some(link));
                 }
                 ForkStep::Bare { .. } => fork::dup_bare_vma(pvma, &mut child),
                 ForkStep::File { space, .. } => {
@@ -277,11 +306,12 @@ impl World {
         for v in vmas.iter() {
             unmap::zap_vma(v, ptes, &self.pages);
         }
-        for step in unmap::free_pgtables_plan(vmas) {
+        for step in unmap::free_pgtables_plan_in(self.era.file_unlink, vmas) {
             match step {
                 UnlinkStep::Anon { vma, family } => {
                     let f = family_mut(&mut self.families, family);
-                    if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
+                    let emptied = anon_vma::unlink_avcs(&mut vmas[vma], f);
+                    if anon_vma::anon_vma_free(f, &emptied) == FamilyFate::Gone {
                         *self.families.get_mut(family.index()).expect("live") = None;
                         self.family_ids.free(family.0);
                     }
@@ -348,9 +378,10 @@ impl World {
         walk::page_referenced(locked, &self.page_tables, &self.pages, page, |_| {})
     }
 
-    /// Reclaim `page`: pin it (isolation), try_to_unmap, drop it from the page
-    /// cache if it is a file page, unpin; the page is free afterwards unless
-    /// it was still mapped.
+    /// Reclaim `page`: pin it (isolation), put an anon page in the swap cache
+    /// (add_to_swap), try_to_unmap (swap entries for an anon page), drop it
+    /// from the page cache or swap cache, unpin; the page is free afterwards
+    /// unless it was still mapped.
     pub fn reclaim(&self, page: PageId) -> WalkResult {
         let Some(locked) = self.locked(page) else {
             return WalkResult {
@@ -364,13 +395,24 @@ impl World {
                 ..WalkResult::default()
             };
         }
+        let anon = matches!(self.pages.mapping(page), Some(Mapping::Anon { .. }));
+        if anon {
+            self.pages.swap.add_to_swap(&self.pages, page);
+        }
         let r = walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| {});
-        if let Some(Mapping::File { space }) = self.pages.mapping(page) {
-            let index = self.pages.index(page);
-            if self.pages.mapcount(page) == 0 && self.page_cache[space.index()].remove(index, page)
-            {
-                self.pages.unpin(page);
+        match self.pages.mapping(page) {
+            Some(Mapping::File { space }) => {
+                let index = self.pages.index(page);
+                if self.pages.mapcount(page) == 0
+                    && self.page_cache[space.index()].remove(index, page)
+                {
+                    self.pages.unpin(page);
+                }
             }
+            Some(Mapping::Anon { .. }) if self.pages.mapcount(page) == 0 => {
+                self.pages.swap.delete_from_swap_cache(&self.pages, page);
+            }
+            _ => {}
         }
         self.pages.unpin(page);
         r

@@ -84,7 +84,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let vma = mm.vma_mut(addr).expect("caller checked the vma");
         match prepare {
             Prepare::Join { family, anon_vma } => {
-                let mut held = self.lock_step(prepare.locks());
+                let mut held = self.lock_step(prepare.locks(mm_id));
                 let f = held.family().expect("Join locks the neighbour's family");
                 anon_vma::anon_vma_prepare_join(mm_id, vma, family, f, anon_vma);
             }

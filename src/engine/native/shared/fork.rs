@@ -55,6 +55,9 @@ impl<L: RawRwLock> SharedWorld<L> {
                     fork::insert_anon_vma(pvma, &mut child, link);
                 }
                 ForkStep::Bare { .. } => fork::dup_bare_vma(pvma, &mut child),
+                ForkStep::PrivateFile { .. } => {
+                    unreachable!("the native engine maps no private file vmas (no exec role yet)")
+                }
                 ForkStep::File { .. } => {
                     let mut held = self.lock_step(step.locks());
                     let space = held.space().expect("a File step locks its i_mmap");

@@ -132,6 +132,7 @@ impl<L: RawRwLock> SharedWorld<L> {
     pub fn new(world: World, mmap_lock: LockKind, epoch: Instant) -> Self {
         let World {
             va_pages,
+            era: _,
             capacity,
             mms,
             mm_ids,
@@ -182,6 +183,8 @@ impl<L: RawRwLock> SharedWorld<L> {
         } = self.tasklist.into_inner();
         World {
             va_pages: self.va_pages,
+            // This engine runs the default era only (issue 11's world side).
+            era: Default::default(),
             capacity: self.capacity,
             mms: self.mms.map(Domain::into_inner),
             mm_ids,
