@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<()> {
 /// The figures as an aligned table: name, value, unit.
 fn table(s: &WorldStats) -> String {
     let mib = s.resident_bytes as f64 / (1 << 20) as f64;
-    let rows: [(&str, String, &str); 12] = [
+    let rows: [(&str, String, &str); 13] = [
         ("tasks", s.tasks.to_string(), "mms"),
         ("vmas", s.vmas.to_string(), ""),
         ("anon_vmas", s.anon_vmas.to_string(), ""),
@@ -72,6 +72,11 @@ fn table(s: &WorldStats) -> String {
             "walk_vmas_max",
             s.walk_vmas_max.to_string(),
             "vmas per page_referenced",
+        ),
+        (
+            "walk_vmas_mean_shared",
+            format!("{:.2}", s.walk_vmas_mean_shared),
+            "vmas per page_referenced of a COW-shared page",
         ),
         (
             "bytes_per_avc",
