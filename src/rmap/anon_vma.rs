@@ -95,7 +95,7 @@ pub fn anon_vma_prepare_join(
     family: &mut Family,
     anon_vma: AnonVmaId,
 ) {
-    assert!(vma.anon.is_none() && vma.is_anon());
+    assert!(vma.anon.is_none() && vma.is_private());
     let head = family.link(vma.key(mm), anon_vma, None);
     family.anon_vmas[anon_vma.index()].num_active_vmas += 1;
     vma.anon = Some(AnonLink {

@@ -71,6 +71,7 @@ pub mod build;
 pub mod check;
 pub mod dot;
 pub mod era;
+pub mod exec;
 pub mod family;
 pub mod fault;
 pub mod fork;

@@ -10,6 +10,7 @@
 
 use super::anon_vma::{self, FamilyFate, Prepare};
 use super::era::Era;
+use super::exec::{Binary, Exec};
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
 use super::fork::{self, ForkClone, ForkStep};
@@ -416,6 +417,36 @@ impl World {
         }
         self.pages.unpin(page);
         r
+    }
+
+    /// exec of `bin` in a new task, up to the RELRO mprotect (see
+    /// [`super::exec`]): map the segments, read the text, write the RW
+    /// segment (the relocations COW every page of it), split off RELRO. The
+    /// task stays until [`exit`](Self::exit). Panics if the address space
+    /// cannot hold the segments.
+    pub fn exec(&mut self, bin: Binary) -> Result<Exec, OutOfPages> {
+        let mm = self.spawn();
+        let text_start = self
+            .mmap_file_private(mm, bin.space, 0, bin.text)
+            .expect("room for the text segment");
+        let rw_start = self
+            .mmap_file_private(mm, bin.space, bin.text, bin.rw_pages())
+            .expect("room for the RW segment");
+        for addr in text_start..text_start + bin.text {
+            self.touch(mm, addr, false)?;
+        }
+        for addr in rw_start..rw_start + bin.rw_pages() {
+            self.touch(mm, addr, true)?;
+        }
+        let at = rw_start + bin.relro;
+        let relro_split = split::split_plan(self.mm(mm), at).expect("RELRO ends inside the RW vma");
+        assert!(self.split(mm, at));
+        Ok(Exec {
+            mm,
+            text_start,
+            rw_start,
+            relro_split,
+        })
     }
 
     /// Drop spare arena capacity after building, so memory figures count
