@@ -306,3 +306,39 @@ fn bad_era_values_are_one_line_naming_the_key_and_the_allowed_set() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn lru_rotates_referenced_pages_keeps_contended_ones_and_reclaims_old_ones() {
+    let mut w = world(RmapLayout::Chain);
+    let a = ancestor(&mut w, 40);
+    let _kids: Vec<MmId> = (0..3).map(|_| w.fork(a)).collect();
+    assert_eq!(w.check_lru(), Ok(()));
+    // Pass 1: the 32 oldest inactive pages were all just written (young):
+    // each walk finds a young PTE and the page rotates to the active list.
+    let s = w.shrink_lru(|_| false);
+    assert_eq!((s.inactive, s.reclaimed), (32, 0));
+    assert_eq!(w.lru.stats.activated, 32);
+    // Pass 2: 8 pages are left inactive (< 32), so the active list is
+    // scanned first: its 32 pages were aged by pass 1's walks and
+    // deactivate. Then the inactive tail: the 8 never-walked (young) pages
+    // rotate, and 24 of the deactivated (old) pages go to swap.
+    let s = w.shrink_lru(|_| false);
+    assert_eq!(s.active, 32);
+    assert_eq!(w.lru.stats.deactivated, 32);
+    assert_eq!((s.inactive, s.reclaimed), (32, 24), "{s:?}");
+    assert_eq!(w.lru.stats.activated, 40);
+    assert_eq!(w.check(), Ok(()));
+    assert_eq!(w.check_lru(), Ok(()));
+    // A contended try_lock keeps the page on the active list, unwalked.
+    let before = w.lru.stats;
+    let s = w.shrink_lru(|_| true);
+    assert_eq!(s.reclaimed, 0);
+    assert_eq!(
+        w.lru.stats.contended - before.contended,
+        u64::from(s.inactive + s.active)
+    );
+    let scanned = w.lru.stats.scanned as f64;
+    let reclaimed = w.lru.stats.reclaimed as f64;
+    assert!(scanned / reclaimed > 1.0, "scanned per reclaimed: {}", scanned / reclaimed);
+    assert_eq!(w.check_lru(), Ok(()));
+}

@@ -67,6 +67,8 @@ enum Op {
     Exec(u32),
     Reclaim(usize),
     Referenced(usize),
+    /// One LRU pass; bit i of the mask: the i-th walk's try_lock is contended.
+    Shrink(u64),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -87,6 +89,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..2u32).prop_map(Op::Exec),
         3 => any::<usize>().prop_map(Op::Reclaim),
         1 => any::<usize>().prop_map(Op::Referenced),
+        2 => any::<u64>().prop_map(Op::Shrink),
     ]
 }
 
@@ -142,6 +145,7 @@ enum Step {
     Exec(SpaceId),
     Reclaim(PageId),
     Referenced(PageId),
+    Shrink(u64),
 }
 
 fn resolve(w: &World, ancestor: MmId, op: &Op) -> Option<Step> {
@@ -197,6 +201,7 @@ fn resolve(w: &World, ancestor: MmId, op: &Op) -> Option<Step> {
         Op::Exec(_) => return None,
         Op::Reclaim(k) => Step::Reclaim(pick_page(w, k)?),
         Op::Referenced(k) => Step::Referenced(pick_page(w, k)?),
+        Op::Shrink(mask) => Step::Shrink(mask),
     })
 }
 
@@ -241,6 +246,19 @@ fn run(w: &mut World, step: &Step) {
             assert!(r.vmas_visited >= r.mapped);
             assert_eq!(w.pages.mapping(p), None, "reclaimed and freed");
         }
+        Step::Shrink(mask) => {
+            let mut i = 0;
+            let before = w.lru.stats;
+            let done = w.shrink_lru(|_| {
+                i += 1;
+                mask >> (i % 64) & 1 == 1
+            });
+            let after = w.lru.stats;
+            assert_eq!(after.reclaimed - before.reclaimed, u64::from(done.reclaimed));
+            assert_eq!(after.scanned - before.scanned, u64::from(done.inactive));
+            assert!(done.reclaimed <= done.inactive);
+            assert_eq!(w.lru.isolated(), 0, "every isolated page was put back");
+        }
         Step::Referenced(p) => {
             let mapcount = w.pages.mapcount(p);
             let r = w.page_referenced(p);
@@ -275,6 +293,7 @@ fn mappings(w: &World) -> Vec<(PageId, BTreeSet<(MmId, u32)>)> {
 fn check_both(chain: &World, list: &World) -> Result<(), String> {
     chain.check().map_err(|e| format!("chain: {e}"))?;
     list.check().map_err(|e| format!("list: {e}"))?;
+    chain.check_lru().map_err(|e| format!("chain LRU: {e}"))?;
     let (c, l) = (mappings(chain), mappings(list));
     if c != l {
         return Err(format!("layouts disagree: chain {c:?}, list {l:?}"));

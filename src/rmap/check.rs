@@ -132,6 +132,29 @@ impl World {
         Ok(())
     }
 
+    /// The LRU holds every live page exactly once (on one list, or isolated
+    /// when `isolated` says so). Separate from [`check`](Self::check): a
+    /// world coming back from an engine that keeps no LRU has empty lists.
+    pub fn check_lru(&self) -> Result<(), String> {
+        use super::lru::List;
+        let mut seen: BTreeMap<PageId, List> = BTreeMap::new();
+        for list in [List::Active, List::Inactive] {
+            for page in self.lru.pages(&self.pages, list) {
+                if let Some(other) = seen.insert(page, list) {
+                    return Err(format!("{page:?} is on the {list:?} and {other:?} lists"));
+                }
+            }
+        }
+        let live: Vec<PageId> = self.pages.iter_live().collect();
+        let missing: Vec<&PageId> = live.iter().filter(|p| !seen.contains_key(p)).collect();
+        ensure!(
+            missing.len() == self.lru.isolated() as usize,
+            "{} isolated, but {missing:?} are on no list",
+            self.lru.isolated()
+        );
+        Ok(())
+    }
+
     /// Mapcounts, pins, swap slots and PTE/vma consistency against a scan of
     /// all PTEs.
     fn check_pages(&self) -> Result<(), String> {

@@ -10,7 +10,7 @@
 //! | none, anon                     | do_anonymous_page       | [`Fault::NewAnon`] |
 //! | none, shared file              | do_shared_fault         | [`Fault::File`], writable |
 //! | none, private file, read       | do_read_fault           | [`Fault::File`], read-only |
-//! | none, private file, write      | do_cow_fault            | [`Fault::Cow`] (a copy of the page-cache page) |
+//! | none, private file, write      | do_cow_fault            | [`Fault::CowFile`] (a copy of the page-cache page) |
 //! | swap entry                     | do_swap_page            | [`Fault::SwapIn`] (see [`super::swap`]) |
 //! | read-only, write, private      | do_wp_page: wp_page_reuse or wp_page_copy | [`Fault::Reuse`] / [`Fault::Cow`] |
 //!
@@ -52,6 +52,14 @@ pub enum Fault {
     /// wp_page_reuse: a write to a write-protected page only this PTE maps;
     /// the page moves to the vma's anon_vma (folio_move_anon_rmap).
     Reuse(PageId),
+    /// do_cow_fault: a write to an unmapped page of a private file vma made
+    /// an anon copy `new` of the page-cache page `file` (`read_in` if that
+    /// had to be read into the cache first).
+    CowFile {
+        file: PageId,
+        read_in: bool,
+        new: PageId,
+    },
     /// do_swap_page: a swap entry mapped back; `cache_hit` if another
     /// faulter had read the page into the swap cache already; `cow` the
     /// private copy a write to a shared one made at once.
@@ -62,6 +70,25 @@ pub enum Fault {
     },
     /// The PTE changed under the fault (a racing walker or fault); retry.
     Retry,
+}
+
+impl Fault {
+    /// Pages this fault allocated (they join the LRU: folio_add_lru).
+    pub fn new_pages(&self) -> impl Iterator<Item = PageId> {
+        let (a, b) = match *self {
+            Fault::NewAnon(p) => (Some(p), None),
+            Fault::File { page, read_in } => (read_in.then_some(page), None),
+            Fault::Cow { new, .. } => (Some(new), None),
+            Fault::CowFile { file, read_in, new } => (Some(new), read_in.then_some(file)),
+            Fault::SwapIn {
+                page,
+                cache_hit,
+                cow,
+            } => ((!cache_hit).then_some(page), cow),
+            Fault::Hit | Fault::Reuse(_) | Fault::Retry => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
 }
 
 /// The page pool is full: the engine's cue to reclaim.
@@ -217,7 +244,7 @@ fn do_cow_fault(
     pages: &PagePool,
     caches: &[PageCache],
 ) -> Result<Fault, OutOfPages> {
-    let (file, _) = file_page(vma, addr, pages, caches)?;
+    let (file, read_in) = file_page(vma, addr, pages, caches)?;
     let new = pages
         .alloc(anon_mapping(vma), vma.pgoff_of(addr))
         .ok_or(OutOfPages)?;
@@ -225,7 +252,7 @@ fn do_cow_fault(
     let done = install(slot, Pte::NONE, Pte::new(new, YOUNG | DIRTY | WRITE), new, pages);
     pages.unpin(new);
     Ok(if done {
-        Fault::Cow { old: file, new }
+        Fault::CowFile { file, read_in, new }
     } else {
         Fault::Retry
     })

@@ -78,6 +78,7 @@ pub mod fork;
 pub mod ids;
 pub mod interval_tree;
 pub mod lock_req;
+pub mod lru;
 pub mod mm;
 pub mod mmap;
 pub mod page;

@@ -95,6 +95,9 @@ pub struct PageDesc {
     /// [`NOT_SWAPPED`]. Atomic; set and cleared with the swap cache entry
     /// (see [`super::swap`]).
     swap: AtomicU32,
+    /// Allocations of this descriptor so far: tells a stale LRU entry of an
+    /// earlier page in the same slot from the page there now. Atomic.
+    generation: AtomicU32,
 }
 
 /// [`PageDesc::swap`] of a page not in the swap cache.
@@ -123,6 +126,7 @@ impl PagePool {
                     index: AtomicU32::new(0),
                     refs: AtomicU32::new(0),
                     swap: AtomicU32::new(NOT_SWAPPED),
+                    generation: AtomicU32::new(0),
                 })
                 .collect(),
             used: BitAlloc::new(capacity),
@@ -148,6 +152,7 @@ impl PagePool {
         d.index.store(index, Ordering::Relaxed);
         d.refs.store(PIN_ONE, Ordering::Relaxed);
         d.swap.store(NOT_SWAPPED, Ordering::Relaxed);
+        d.generation.fetch_add(1, Ordering::Relaxed);
         d.mapping.store(mapping.encode(), Ordering::Release);
         Some(id)
     }
@@ -158,6 +163,11 @@ impl PagePool {
         debug_assert_eq!(d.swap.load(Ordering::Relaxed), NOT_SWAPPED, "{page:?} freed in the swap cache");
         d.mapping.store(FREE, Ordering::Release);
         self.used.free(page.0);
+    }
+
+    /// How many times the descriptor was allocated (see the field).
+    pub fn generation(&self, page: PageId) -> u32 {
+        self.descs[page.index()].generation.load(Ordering::Acquire)
     }
 
     /// The swap slot of a page in the swap cache (`folio->swap`).

@@ -10,6 +10,7 @@
 
 use super::anon_vma::{self, FamilyFate, Prepare};
 use super::era::Era;
+use super::lru::{List, Lru, SWAP_CLUSTER_MAX, Verdict};
 use super::exec::{Binary, Exec};
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
@@ -63,8 +64,20 @@ pub struct World {
     pub spaces: Box<[AddressSpace]>,
     /// Files' page caches, index-aligned with `spaces`: atomics, no lock.
     pub page_cache: Box<[PageCache]>,
-    /// Page descriptors: atomics, no lock.
+    /// Page descriptors (and the swap device): atomics, no lock.
     pub pages: PagePool,
+    /// The zone's LRU lists: guarded by its lru_lock.
+    pub lru: Lru,
+}
+
+/// What one [`World::shrink_lru`] pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shrink {
+    /// Pages isolated from the inactive list (and from the active list).
+    pub inactive: u32,
+    pub active: u32,
+    /// Pages freed.
+    pub reclaimed: u32,
 }
 
 /// The mm in slot `id` (it must be live); a free function so callers can
@@ -107,6 +120,7 @@ impl World {
             spaces: file_pages.iter().map(|&p| AddressSpace::new(p)).collect(),
             page_cache: file_pages.iter().map(|&p| PageCache::new(p)).collect(),
             pages: PagePool::new(cap.pages),
+            lru: Lru::default(),
         }
     }
 
@@ -215,12 +229,62 @@ impl World {
         }
         let vma = self.mm(mm).vma(addr).expect("vma still there");
         let ptes = self.page_tables.table(mm).expect("mm has a page table");
-        loop {
+        let done = loop {
             match fault::handle_mm_fault(vma, addr, write, ptes, &self.pages, &self.page_cache)? {
                 Fault::Retry => continue,
-                done => return Ok(done),
+                done => break done,
+            }
+        };
+        for page in done.new_pages() {
+            self.lru.add(&self.pages, page);
+        }
+        Ok(done)
+    }
+
+    /// One reclaim pass over the LRU (shrink_lruvec): refill the inactive
+    /// list from the active one if it holds fewer than a batch
+    /// (shrink_active_list: referenced pages rotate back, old ones are
+    /// deactivated), then isolate up to [`SWAP_CLUSTER_MAX`] inactive pages,
+    /// walk each (page_referenced) and reclaim the old ones (try_to_unmap to
+    /// swap, free), and put the rest back. `contended(page)` says whether the
+    /// walk's rmap try_lock would fail (the 2022 folio_referenced try_lock:
+    /// such a page stays active, unwalked); the single-threaded world has no
+    /// contention of its own, so callers pass `|_| false` or simulate some.
+    pub fn shrink_lru(&mut self, mut contended: impl FnMut(PageId) -> bool) -> Shrink {
+        let mut done = Shrink::default();
+        if self.lru.pages(&self.pages, List::Inactive).count() < SWAP_CLUSTER_MAX {
+            let batch = self.lru.isolate(&self.pages, List::Active, SWAP_CLUSTER_MAX);
+            done.active = batch.len() as u32;
+            for page in batch {
+                let verdict = match contended(page) {
+                    true => Verdict::Contended,
+                    false if self.page_referenced(page).hits > 0 => Verdict::Referenced,
+                    false => {
+                        self.lru.deactivate(&self.pages, page);
+                        continue;
+                    }
+                };
+                self.lru.putback(&self.pages, page, verdict);
             }
         }
+        let batch = self.lru.isolate(&self.pages, List::Inactive, SWAP_CLUSTER_MAX);
+        done.inactive = batch.len() as u32;
+        for page in batch {
+            let verdict = if contended(page) {
+                Verdict::Contended
+            } else if self.page_referenced(page).hits > 0 {
+                Verdict::Referenced
+            } else {
+                self.reclaim(page);
+                match self.pages.mapping(page) {
+                    None => Verdict::Reclaimed,
+                    Some(_) => Verdict::Old,
+                }
+            };
+            done.reclaimed += u32::from(verdict == Verdict::Reclaimed);
+            self.lru.putback(&self.pages, page, verdict);
+        }
+        done
     }
 
     /// __anon_vma_prepare for the vma containing `addr`.

@@ -133,6 +133,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let World {
             va_pages,
             era: _,
+            lru: _,
             capacity,
             mms,
             mm_ids,
@@ -185,6 +186,8 @@ impl<L: RawRwLock> SharedWorld<L> {
             va_pages: self.va_pages,
             // This engine runs the default era only (issue 11's world side).
             era: Default::default(),
+            // Nor does it keep LRU lists (it scans the page pool).
+            lru: Default::default(),
             capacity: self.capacity,
             mms: self.mms.map(Domain::into_inner),
             mm_ids,
