@@ -342,3 +342,53 @@ fn lru_rotates_referenced_pages_keeps_contended_ones_and_reclaims_old_ones() {
     assert!(scanned / reclaimed > 1.0, "scanned per reclaimed: {}", scanned / reclaimed);
     assert_eq!(w.check_lru(), Ok(()));
 }
+
+#[test]
+fn per_vma_locks_fork_write_locks_every_vma_and_faults_report_the_kernels_outcomes() {
+    use rmap_storm::rmap::vma_lock::{
+        AbortReason, VmaLockOutcome, fork_vma_locks, lock_vma_under_rcu, vma_end_write_all,
+        vma_start_write,
+    };
+    let mut w = world(RmapLayout::Chain);
+    let a = w.spawn();
+    w.mmap_anon_at(a, 0, 4);
+    w.mmap_anon_at(a, 5, 4);
+    w.mmap_file_at(a, 10, SpaceId(0), 0, 2);
+    // A first fault cannot run under the vma lock: no anon_vma yet.
+    let (o, _) = w.touch_per_vma(a, 0, true).unwrap();
+    assert_eq!(o, VmaLockOutcome::Abort(AbortReason::NoAnonVma));
+    let (o, _) = w.touch_per_vma(a, 1, true).unwrap();
+    assert_eq!(o, VmaLockOutcome::Success);
+    let (o, _) = w.touch_per_vma(a, 10, false).unwrap();
+    assert_eq!(o, VmaLockOutcome::Abort(AbortReason::NotAnon), "6.4: anon vmas only");
+    // dup_mmap write-locks every vma of the parent, in address order.
+    assert_eq!(
+        fork_vma_locks(a, w.mm(a)),
+        [0, 5, 10]
+            .map(|s| LockReq::write(LockTarget::VmaLock(a, s)))
+            .to_vec()
+    );
+    // While a vma is write-locked (mmap_lock WRITE held), faults abort;
+    // mmap_write_unlock ends every write lock at once.
+    let mut m = w.mm(a).clone();
+    assert!(vma_start_write(&mut m, 0));
+    assert!(!vma_start_write(&mut m, 0), "already locked this cycle");
+    assert_eq!(lock_vma_under_rcu(a, &m, 1), Err(AbortReason::Locked));
+    vma_end_write_all(&mut m);
+    assert_eq!(
+        lock_vma_under_rcu(a, &m, 1),
+        Ok(LockReq::read(LockTarget::VmaLock(a, 0)))
+    );
+    // After a real fork the parent's vmas are unlocked again.
+    let seq = w.mm(a).mm_lock_seq();
+    w.fork(a);
+    assert_eq!(w.mm(a).mm_lock_seq(), seq + 1);
+    assert!(lock_vma_under_rcu(a, w.mm(a), 1).is_ok());
+    // 6.4's do_swap_page returns VM_FAULT_RETRY under the vma lock.
+    let p = page_at(&w, a, 1);
+    w.reclaim(p);
+    let (o, f) = w.touch_per_vma(a, 1, false).unwrap();
+    assert_eq!(o, VmaLockOutcome::Retry);
+    assert!(matches!(f, Fault::SwapIn { .. }), "then it runs under mmap_lock");
+    assert_eq!(w.check(), Ok(()));
+}

@@ -119,6 +119,8 @@ fn vm_area_dup(pvma: &Vma, backing: Backing) -> Vma {
     Vma {
         backing,
         anon: None,
+        // vma_init_lock: a new vma is not write-locked.
+        vm_lock_seq: 0,
         ..pvma.clone()
     }
 }

@@ -81,6 +81,9 @@ pub struct Vma {
     /// always None for shared file vmas. Written under mmap_lock WRITE, or
     /// under mmap_lock READ plus `mm->page_table_lock` by the first fault.
     pub anon: Option<AnonLink>,
+    /// `vm_lock_seq`: equal to the mm's `mm_lock_seq` while the vma is
+    /// write-locked (see [`super::vma_lock`]). mmap_lock WRITE to change.
+    pub vm_lock_seq: u32,
 }
 
 impl Vma {
@@ -124,15 +127,33 @@ impl Vma {
 }
 
 /// A task's address space: vmas sorted by start, non-overlapping.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Mm {
     /// The vma set (the kernel's maple tree), sorted by start. mmap_lock.
     pub(crate) vmas: Vec<Vma>,
+    /// `mm_lock_seq` (6.4 per-VMA locks): bumped by each mmap_write_unlock.
+    /// Starts at 1, so a new vma (`vm_lock_seq` 0) is not write-locked.
+    /// mmap_lock WRITE to change.
+    pub(crate) mm_lock_seq: u32,
+}
+
+impl Default for Mm {
+    fn default() -> Mm {
+        Mm {
+            vmas: Vec::new(),
+            mm_lock_seq: 1,
+        }
+    }
 }
 
 impl Mm {
     pub fn vmas(&self) -> &[Vma] {
         &self.vmas
+    }
+
+    /// The current `mm_lock_seq`.
+    pub fn mm_lock_seq(&self) -> u32 {
+        self.mm_lock_seq
     }
 
     /// Position of the vma containing `addr` (find_vma + containment).

@@ -35,6 +35,7 @@ pub fn mmap_anon(mm: &mut Mm, start: u32, pages: u32) {
         pgoff: start,
         backing: Backing::Anon,
         anon: None,
+        vm_lock_seq: 0,
     });
 }
 
@@ -79,6 +80,7 @@ pub fn mmap_file_in(
         pgoff,
         backing: Backing::Anon,
         anon: None,
+        vm_lock_seq: 0,
     };
     let entry = space.insert(vma.key(mm_id));
     vma.backing = Backing::File {

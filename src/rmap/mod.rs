@@ -89,6 +89,7 @@ pub mod split;
 pub mod stats;
 pub mod swap;
 pub mod unmap;
+pub mod vma_lock;
 pub mod walk;
 pub mod world;
 

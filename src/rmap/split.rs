@@ -161,6 +161,7 @@ pub fn split_commit(
         pgoff: new.pgoff,
         backing,
         anon: new.anon,
+        vm_lock_seq: mm.mm_lock_seq(),
     });
 }
 

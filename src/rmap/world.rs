@@ -10,6 +10,8 @@
 
 use super::anon_vma::{self, FamilyFate, Prepare};
 use super::era::Era;
+use super::pte;
+use super::vma_lock::{self, VmaLockOutcome};
 use super::lru::{List, Lru, SWAP_CLUSTER_MAX, Verdict};
 use super::exec::{Binary, Exec};
 use super::family::Family;
@@ -319,7 +321,9 @@ impl World {
             .expect("live parent");
         let ppt = self.page_tables.table(parent).expect("parent page table");
         let cpt = self.page_tables.table(child_id).expect("child page table");
-        for step in fork::fork_plan(pmm) {
+        let plan = fork::fork_plan(pmm);
+        let starts: Vec<u32> = plan.iter().map(ForkStep::start).collect();
+        for step in plan {
             let pvma = pmm.vma(step.start()).expect("planned vma");
             match step {
                 ForkStep::Anon { family, .. } => {
@@ -340,6 +344,13 @@ impl World {
             fork::copy_pte_range(pvma, ppt, cpt, &self.pages);
         }
         *self.mm_mut(child_id) = child;
+        // dup_mmap write-locked every parent vma (6.4+); mmap_write_unlock
+        // ends them all.
+        let p = self.mm_mut(parent);
+        for start in starts {
+            vma_lock::vma_start_write(p, start);
+        }
+        vma_lock::vma_end_write_all(p);
         child_id
     }
 
@@ -396,12 +407,38 @@ impl World {
             return false;
         };
         let m = mm_mut(&mut self.mms, mm);
+        vma_lock::vma_start_write(m, plan.start);
         let fam = plan.family.map(|f| family_mut(&mut self.families, f));
         let pending = split::split_clone(mm, m, &plan, fam);
         let fam = plan.family.map(|f| family_mut(&mut self.families, f));
         let space = plan.space.map(|s| &mut self.spaces[s.index()]);
         split::split_commit(mm, m, &plan, pending, fam, space);
+        vma_lock::vma_end_write_all(m);
         true
+    }
+
+    /// A page fault that first tries the per-VMA lock (6.4+,
+    /// do_user_addr_fault): under the vma's lock READ if lock_vma_under_rcu
+    /// succeeds and the fault needs no retry, otherwise (after counting the
+    /// abort or retry) the mmap_lock path, [`touch`](Self::touch).
+    pub fn touch_per_vma(
+        &mut self,
+        mm: MmId,
+        addr: u32,
+        write: bool,
+    ) -> Result<(VmaLockOutcome, Fault), OutOfPages> {
+        let outcome = match vma_lock::lock_vma_under_rcu(mm, self.mm(mm), addr) {
+            Err(why) => VmaLockOutcome::Abort(why),
+            Ok(_) => {
+                let pte = pte::load(self.page_tables.pte(mm, addr).expect("address in the table"));
+                if vma_lock::needs_retry(pte) {
+                    VmaLockOutcome::Retry
+                } else {
+                    VmaLockOutcome::Success
+                }
+            }
+        };
+        Ok((outcome, self.touch(mm, addr, write)?))
     }
 
     /// Merge the vmas meeting at `at` if compatible; false if not.
