@@ -90,6 +90,25 @@ fn table(s: &WorldStats) -> String {
         ),
         ("build_ms", format!("{:.1}", s.build_ms), "ms"),
     ];
+    let sizes: Vec<(String, String, String)> = s
+        .sizes
+        .iter()
+        .map(|o| {
+            (
+                format!("size_{}", o.object),
+                o.model_bytes.to_string(),
+                format!("B per object (kernel: {} B, {})", o.kernel_bytes, o.kernel),
+            )
+        })
+        .collect();
+    // In field order: the sizes come before the last figure, build_ms.
+    let (figures, last) = rows.split_at(rows.len() - 1);
+    let rows: Vec<(&str, &str, &str)> = figures
+        .iter()
+        .map(|(n, v, u)| (*n, v.as_str(), *u))
+        .chain(sizes.iter().map(|(n, v, u)| (n.as_str(), v.as_str(), u.as_str())))
+        .chain(last.iter().map(|(n, v, u)| (*n, v.as_str(), *u)))
+        .collect();
     let name_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let value_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
     rows.iter()

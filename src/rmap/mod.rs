@@ -84,6 +84,7 @@ pub mod mmap;
 pub mod page;
 pub mod pte;
 pub mod slots;
+pub mod sizes;
 pub mod space;
 pub mod split;
 pub mod stats;

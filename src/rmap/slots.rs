@@ -304,12 +304,17 @@ impl BitAlloc {
 /// Occupied(T) }` (slab-0.4.12/src/lib.rs); the private mirror below has the
 /// same layout.
 pub fn slab_bytes<T>(slab: &slab::Slab<T>) -> usize {
+    slab.capacity() * slab_entry_bytes::<T>()
+}
+
+/// Bytes of one `slab` arena entry holding a `T`.
+pub fn slab_entry_bytes<T>() -> usize {
     #[allow(dead_code)] // only its size is used
     enum Entry<T> {
         Vacant(usize),
         Occupied(T),
     }
-    slab.capacity() * size_of::<Entry<T>>()
+    size_of::<Entry<T>>()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The figures `rmap-storm inspect` prints about a world.
 
 use super::ids::AnonVmaId;
+use super::sizes::{ObjectSize, object_sizes};
 use super::world::World;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -33,6 +34,8 @@ pub struct WorldStats {
     pub bytes_per_avc: f64,
     /// Bytes held by every arena and table of the world (capacity).
     pub resident_bytes: u64,
+    /// One object of each kind in the model beside the kernel's.
+    pub sizes: Vec<ObjectSize>,
     /// Wall time to build the world, milliseconds.
     pub build_ms: f64,
 }
@@ -55,6 +58,7 @@ impl World {
             walk_vmas_mean_shared: 0.0,
             bytes_per_avc: 0.0,
             resident_bytes: self.resident_bytes() as u64,
+            sizes: object_sizes(),
             build_ms,
         };
         for (_, mm) in self.live_mms() {
