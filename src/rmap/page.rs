@@ -100,7 +100,7 @@ pub struct PageDesc {
     generation: AtomicU32,
 }
 
-/// [`PageDesc::swap`] of a page not in the swap cache.
+/// `PageDesc::swap` of a page not in the swap cache.
 pub const NOT_SWAPPED: u32 = u32::MAX;
 
 /// The pool.
