@@ -8,7 +8,7 @@ use rmap_storm::rmap::era::{FileUnlink, RmapLayout};
 use rmap_storm::rmap::exec::Binary;
 use rmap_storm::rmap::fault::Fault;
 use rmap_storm::rmap::pte::{self, Pte};
-use rmap_storm::rmap::unmap::{UnlinkStep, free_pgtables_plan_in};
+use rmap_storm::rmap::unmap::{UnlinkStep, free_pgtables_plan};
 use rmap_storm::rmap::{
     Backing, Capacity, Family, LockReq, LockTarget, Mapping, MmId, PageId, SpaceId, World,
 };
@@ -232,7 +232,7 @@ fn file_unlink_single_takes_i_mmap_once_per_vma() {
     }
     let vmas = w.mm(a).vmas();
     let files = |u| {
-        free_pgtables_plan_in(u, vmas)
+        free_pgtables_plan(u, vmas)
             .iter()
             .map(|s| match s {
                 UnlinkStep::File { vmas, .. } => vmas.len(),

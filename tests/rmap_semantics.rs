@@ -4,6 +4,7 @@
 //! reuses, what a COW fault creates, which locks each step declares.
 
 use rmap_storm::rmap::anon_vma::{find_mergeable_anon_vma, prepare_mmap_lock};
+use rmap_storm::rmap::era::FileUnlink;
 use rmap_storm::rmap::fault::Fault;
 use rmap_storm::rmap::fork::{ForkStep, fork_locks, fork_plan};
 use rmap_storm::rmap::mm::{mmap_read_lock, mmap_write_lock};
@@ -340,7 +341,7 @@ fn steps_declare_the_kernels_locks() {
         [mmap_write_lock(a), mmap_write_lock(child)]
     );
     // Exit: one root WRITE per anon vma, one i_mmap WRITE per file batch.
-    let steps = free_pgtables_plan(w.mm(a).vmas());
+    let steps = free_pgtables_plan(FileUnlink::Batch, w.mm(a).vmas());
     let locks: Vec<Vec<LockReq>> = steps.iter().map(|s| s.locks().iter().collect()).collect();
     assert_eq!(locks, vec![vec![root_w], vec![root_w], vec![immap_w]]);
 }
@@ -362,7 +363,7 @@ fn exit_unlinks_file_vmas_in_batches_of_eight() {
         at += 5;
     }
     w.mmap_file_at(a, at, SpaceId(1), 0, 4);
-    let steps = free_pgtables_plan(w.mm(a).vmas());
+    let steps = free_pgtables_plan(FileUnlink::Batch, w.mm(a).vmas());
     let shape: Vec<(usize, Option<SpaceId>)> = steps
         .iter()
         .map(|s| match s {

@@ -106,16 +106,10 @@ pub fn anon_vma_prepare_join(
     });
 }
 
-/// __anon_vma_prepare with a new root, in the anon_vma_chain layout (see
-/// [`anon_vma_prepare_new_in`]).
-pub fn anon_vma_prepare_new(mm: MmId, vma: &mut Vma, family_id: FamilyId) -> Family {
-    anon_vma_prepare_new_in(RmapLayout::Chain, mm, vma, family_id)
-}
-
 /// __anon_vma_prepare with a new root in `layout`: the returned family is to
 /// be stored at `family_id` (the kernel locks the new root, but nobody else
 /// can reach it).
-pub fn anon_vma_prepare_new_in(
+pub fn anon_vma_prepare_new(
     layout: RmapLayout,
     mm: MmId,
     vma: &mut Vma,

@@ -70,17 +70,13 @@ impl UnlinkStep {
 /// The free_pgtables steps for `vmas` (in address order), in the order the
 /// kernel takes their locks: each anon vma's unlink as it is reached; file
 /// vmas gathered into a batch that is flushed when a vma of another file
-/// arrives, when it holds [`FILE_BATCH`], or at the end
+/// arrives, when it holds the era's batch size ([`FileUnlink::batch_size`]:
+/// [`FILE_BATCH`] since 2024, 1 before), or at the end
 /// (unlink_file_vma_batch_add / _final). Anon vmas never faulted have nothing
-/// to unlink, and do not break a batch.
-pub fn free_pgtables_plan(vmas: &[Vma]) -> Vec<UnlinkStep> {
-    free_pgtables_plan_in(FileUnlink::Batch, vmas)
-}
-
-/// [`free_pgtables_plan`] for the era's way of unlinking file vmas: batches
-/// of [`FileUnlink::batch_size`]. A private file vma's anon unlink comes
-/// before its file unlink, as free_pgtables calls unlink_anon_vmas first.
-pub fn free_pgtables_plan_in(unlink: FileUnlink, vmas: &[Vma]) -> Vec<UnlinkStep> {
+/// to unlink, and do not break a batch. A private file vma's anon unlink
+/// comes before its file unlink, as free_pgtables calls unlink_anon_vmas
+/// first.
+pub fn free_pgtables_plan(unlink: FileUnlink, vmas: &[Vma]) -> Vec<UnlinkStep> {
     let most = unlink.batch_size();
     let mut steps = Vec::new();
     let mut batch: Option<(SpaceId, Vec<usize>)> = None;

@@ -303,7 +303,7 @@ impl World {
                 self.families.get_or_grow(fid.index(), || None);
                 let layout = self.era.rmap;
                 let vma = self.mm_mut(mm).vma_mut(addr).expect("live vma");
-                let family = anon_vma::anon_vma_prepare_new_in(layout, mm, vma, fid);
+                let family = anon_vma::anon_vma_prepare_new(layout, mm, vma, fid);
                 *self.families.get_mut(fid.index()).expect("slot grown") = Some(family);
             }
         }
@@ -382,7 +382,7 @@ impl World {
         for v in vmas.iter() {
             unmap::zap_vma(v, ptes, &self.pages);
         }
-        for step in unmap::free_pgtables_plan_in(self.era.file_unlink, vmas) {
+        for step in unmap::free_pgtables_plan(self.era.file_unlink, vmas) {
             match step {
                 UnlinkStep::Anon { vma, family } => {
                     let f = family_mut(&mut self.families, family);

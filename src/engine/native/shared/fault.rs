@@ -90,7 +90,7 @@ impl<L: RawRwLock> SharedWorld<L> {
             }
             Prepare::NewRoot => {
                 let fid = self.alloc_family();
-                let family = anon_vma::anon_vma_prepare_new(mm_id, vma, fid);
+                let family = anon_vma::anon_vma_prepare_new(self.era.rmap, mm_id, vma, fid);
                 // A walker holding a stale id may be reading this slot: store
                 // under its lock (the kernel locks its new anon_vma too).
                 let mut slot = self.family_slot(fid).write();

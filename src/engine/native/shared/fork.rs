@@ -43,7 +43,7 @@ impl<L: RawRwLock> SharedWorld<L> {
                     // for the child's own anon_vma if nothing was reused.
                     let clone = {
                         let mut held = self.lock_step(step.locks());
-                        fork::anon_vma_fork_clone(pvma, child_id, family(&mut held))
+                        fork::anon_vma_fork_first(pvma, child_id, family(&mut held))
                     };
                     let link = match clone {
                         ForkClone::Done(link) => link,

@@ -77,6 +77,7 @@ pub use walk::WalkOutcome;
 
 use crate::locks::stats::LockClass;
 use crate::locks::{AnyLock, LockKind, RawRwLock};
+use crate::rmap::era::Era;
 use crate::rmap::pte::PageTables;
 use crate::rmap::slots::{IdAlloc, SlotTable};
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
@@ -104,6 +105,8 @@ struct Tasklist {
 pub struct SharedWorld<L: RawRwLock> {
     /// Pages per task address space.
     va_pages: u32,
+    /// The kernel era the world stands for (fixed).
+    era: Era,
     capacity: Capacity,
     /// The run's t = 0 for hold timestamps.
     epoch: Instant,
@@ -132,7 +135,7 @@ impl<L: RawRwLock> SharedWorld<L> {
     pub fn new(world: World, mmap_lock: LockKind, epoch: Instant) -> Self {
         let World {
             va_pages,
-            era: _,
+            era,
             lru: _,
             capacity,
             mms,
@@ -152,6 +155,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let file_pages: Box<[u32]> = spaces.iter().map(AddressSpace::pages).collect();
         SharedWorld {
             va_pages,
+            era,
             capacity,
             epoch,
             mmap_kind: mmap_lock,
@@ -184,8 +188,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         } = self.tasklist.into_inner();
         World {
             va_pages: self.va_pages,
-            // This engine runs the default era only (issue 11's world side).
-            era: Default::default(),
+            era: self.era,
             // Nor does it keep LRU lists (it scans the page pool).
             lru: Default::default(),
             capacity: self.capacity,

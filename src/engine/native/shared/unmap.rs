@@ -91,7 +91,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         for v in vmas.iter() {
             unmap::zap_vma(v, ptes, &self.pages);
         }
-        for step in unmap::free_pgtables_plan(vmas) {
+        for step in unmap::free_pgtables_plan(self.era.file_unlink, vmas) {
             let mut held = self.lock_step(step.locks());
             match step {
                 UnlinkStep::Anon { vma, family } => {
