@@ -74,7 +74,11 @@ fn every_model_builds_and_the_table_lists_every_figure() {
         let want: Vec<&str> = KEYS
             .iter()
             .flat_map(|&k| match k {
-                "sizes" => vec!["size_anon_vma_chain", "size_anon_vma", "size_vm_area_struct"],
+                "sizes" => vec![
+                    "size_anon_vma_chain",
+                    "size_anon_vma",
+                    "size_vm_area_struct",
+                ],
                 k => vec![k],
             })
             .collect();

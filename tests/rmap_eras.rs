@@ -56,7 +56,10 @@ fn list_layout_puts_every_childs_vma_and_page_on_one_anon_vma() {
     let kids: Vec<MmId> = (0..20).map(|_| w.fork(a)).collect();
     // A child's COW copy stays on the family's only anon_vma (2.6.2x
     // do_wp_page: page_add_new_anon_rmap with the vma's anon_vma).
-    assert!(matches!(w.touch(kids[7], 1, true).unwrap(), Fault::Cow { .. }));
+    assert!(matches!(
+        w.touch(kids[7], 1, true).unwrap(),
+        Fault::Cow { .. }
+    ));
     let fam = w.mm(a).vmas()[0].anon.unwrap().family;
     let f = w.family(fam);
     assert_eq!(f.anon_vma_count(), 1, "no per-child anon_vmas");
@@ -108,9 +111,17 @@ fn page_referenced_stops_once_every_mapping_was_found() {
     }
     let p = page_at(&w, a, 0);
     let f = w.family(w.mm(a).vmas()[0].anon.unwrap().family);
-    assert_eq!(f.stab(f.root(), 0, 0).count(), 11, "the root tree holds every vma");
+    assert_eq!(
+        f.stab(f.root(), 0, 0).count(),
+        11,
+        "the root tree holds every vma"
+    );
     let r = w.page_referenced(p);
-    assert_eq!((r.mapped, r.vmas_visited), (1, 1), "stops after the ancestor's vma");
+    assert_eq!(
+        (r.mapped, r.vmas_visited),
+        (1, 1),
+        "stops after the ancestor's vma"
+    );
     // try_to_unmap stops once the page is unmapped: the first vma again.
     let r = w.reclaim(p);
     assert_eq!((r.mapped, r.vmas_visited), (1, 1));
@@ -140,10 +151,18 @@ fn swap_in_reads_once_then_hits_the_swap_cache_and_keeps_the_page_on_the_root() 
         Family::ROOT,
         "a shared swap-in is homed on the root"
     );
-    let Fault::SwapIn { page: p2, cache_hit, .. } = w.touch(kids[1], 0, false).unwrap() else {
+    let Fault::SwapIn {
+        page: p2,
+        cache_hit,
+        ..
+    } = w.touch(kids[1], 0, false).unwrap()
+    else {
         panic!("not a swap-in")
     };
-    assert!(cache_hit && p2 == page, "the second faulter hits the swap cache");
+    assert!(
+        cache_hit && p2 == page,
+        "the second faulter hits the swap cache"
+    );
     assert_eq!(w.pages.swap.count(slot), 2);
     // The shared page walks the root's tree (every vma of the family, the
     // ancestor's first), stopping at its second mapping: the third vma.
@@ -151,7 +170,10 @@ fn swap_in_reads_once_then_hits_the_swap_cache_and_keeps_the_page_on_the_root() 
     assert_eq!((r.mapped, r.vmas_visited), (2, 3), "{r:?}");
     assert_eq!(w.check(), Ok(()));
     // A write to a shared swapped page copies it (do_swap_page -> do_wp_page).
-    let Fault::SwapIn { cow: Some(copy), .. } = w.touch(kids[2], 0, true).unwrap() else {
+    let Fault::SwapIn {
+        cow: Some(copy), ..
+    } = w.touch(kids[2], 0, true).unwrap()
+    else {
         panic!("a write to a shared swap entry must COW")
     };
     assert_ne!(copy, page);
@@ -159,7 +181,10 @@ fn swap_in_reads_once_then_hits_the_swap_cache_and_keeps_the_page_on_the_root() 
     // The last entry goes with its task: the slot is freed and the swap
     // cache lets the page go.
     w.exit(a);
-    assert!(!w.pages.swap.is_used(slot), "slot freed with its last entry");
+    assert!(
+        !w.pages.swap.is_used(slot),
+        "slot freed with its last entry"
+    );
     assert_eq!(w.pages.swap_slot(page), None);
     assert_eq!(w.pages.swap.used(), 0);
     assert_eq!(w.check(), Ok(()));
@@ -175,7 +200,12 @@ fn an_exclusive_swap_in_is_homed_on_the_vmas_own_anon_vma() {
     let child_av = w.mm(k).vmas()[0].anon.unwrap().anon_vma;
     assert_eq!(anon_vma_of(&w, own), child_av);
     w.reclaim(own);
-    let Fault::SwapIn { page, cache_hit: false, cow: None } = w.touch(k, 1, true).unwrap() else {
+    let Fault::SwapIn {
+        page,
+        cache_hit: false,
+        cow: None,
+    } = w.touch(k, 1, true).unwrap()
+    else {
         panic!("an exclusive write swap-in maps the page writable")
     };
     assert_eq!(anon_vma_of(&w, page), child_av);
@@ -190,7 +220,9 @@ fn fork_copies_swap_entries_and_munmap_drops_them() {
     let a = ancestor(&mut w, 2);
     let p = page_at(&w, a, 0);
     w.reclaim(p);
-    let slot = pte::load(w.page_tables.pte(a, 0).unwrap()).swap_slot().unwrap();
+    let slot = pte::load(w.page_tables.pte(a, 0).unwrap())
+        .swap_slot()
+        .unwrap();
     let k = w.fork(a);
     assert_eq!(pte::load(w.page_tables.pte(k, 0).unwrap()), Pte::swap(slot));
     assert_eq!(w.pages.swap.count(slot), 2);
@@ -253,7 +285,10 @@ fn exec_relro_split_takes_i_mmap_write_then_the_root_write() {
     let Backing::File { private: true, .. } = rw.backing else {
         panic!("the RW segment is a private file mapping: {rw:?}")
     };
-    let fam = rw.anon.expect("relocations gave the data vma an anon_vma").family;
+    let fam = rw
+        .anon
+        .expect("relocations gave the data vma an anon_vma")
+        .family;
     let immap_w = LockReq::write(LockTarget::IMmap(SpaceId(0)));
     let root_w = LockReq::write(LockTarget::AnonVmaRoot(fam));
     assert_eq!(
@@ -302,7 +337,10 @@ fn bad_era_values_are_one_line_naming_the_key_and_the_allowed_set() {
         assert_eq!(out.status.code(), Some(2), "{set}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         let key = set.split('=').next().unwrap();
-        assert!(err.contains(key) && err.trim_end().ends_with(allowed), "{err}");
+        assert!(
+            err.contains(key) && err.trim_end().ends_with(allowed),
+            "{err}"
+        );
         assert!(out.stdout.is_empty());
     }
 }
@@ -339,7 +377,11 @@ fn lru_rotates_referenced_pages_keeps_contended_ones_and_reclaims_old_ones() {
     );
     let scanned = w.lru.stats.scanned as f64;
     let reclaimed = w.lru.stats.reclaimed as f64;
-    assert!(scanned / reclaimed > 1.0, "scanned per reclaimed: {}", scanned / reclaimed);
+    assert!(
+        scanned / reclaimed > 1.0,
+        "scanned per reclaimed: {}",
+        scanned / reclaimed
+    );
     assert_eq!(w.check_lru(), Ok(()));
 }
 
@@ -360,7 +402,11 @@ fn per_vma_locks_fork_write_locks_every_vma_and_faults_report_the_kernels_outcom
     let (o, _) = w.touch_per_vma(a, 1, true).unwrap();
     assert_eq!(o, VmaLockOutcome::Success);
     let (o, _) = w.touch_per_vma(a, 10, false).unwrap();
-    assert_eq!(o, VmaLockOutcome::Abort(AbortReason::NotAnon), "6.4: anon vmas only");
+    assert_eq!(
+        o,
+        VmaLockOutcome::Abort(AbortReason::NotAnon),
+        "6.4: anon vmas only"
+    );
     // dup_mmap write-locks every vma of the parent, in address order.
     assert_eq!(
         fork_vma_locks(a, w.mm(a)),
@@ -389,6 +435,9 @@ fn per_vma_locks_fork_write_locks_every_vma_and_faults_report_the_kernels_outcom
     w.reclaim(p);
     let (o, f) = w.touch_per_vma(a, 1, false).unwrap();
     assert_eq!(o, VmaLockOutcome::Retry);
-    assert!(matches!(f, Fault::SwapIn { .. }), "then it runs under mmap_lock");
+    assert!(
+        matches!(f, Fault::SwapIn { .. }),
+        "then it runs under mmap_lock"
+    );
     assert_eq!(w.check(), Ok(()));
 }

@@ -254,7 +254,10 @@ fn run(w: &mut World, step: &Step) {
                 mask >> (i % 64) & 1 == 1
             });
             let after = w.lru.stats;
-            assert_eq!(after.reclaimed - before.reclaimed, u64::from(done.reclaimed));
+            assert_eq!(
+                after.reclaimed - before.reclaimed,
+                u64::from(done.reclaimed)
+            );
             assert_eq!(after.scanned - before.scanned, u64::from(done.inactive));
             assert!(done.reclaimed <= done.inactive);
             assert_eq!(w.lru.isolated(), 0, "every isolated page was put back");

@@ -106,7 +106,11 @@ fn table(s: &WorldStats) -> String {
     let rows: Vec<(&str, &str, &str)> = figures
         .iter()
         .map(|(n, v, u)| (*n, v.as_str(), *u))
-        .chain(sizes.iter().map(|(n, v, u)| (n.as_str(), v.as_str(), u.as_str())))
+        .chain(
+            sizes
+                .iter()
+                .map(|(n, v, u)| (n.as_str(), v.as_str(), u.as_str())),
+        )
         .chain(last.iter().map(|(n, v, u)| (*n, v.as_str(), *u)))
         .collect();
     let name_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);

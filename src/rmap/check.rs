@@ -265,7 +265,11 @@ impl World {
             }
             used += u32::from(swap.is_used(slot));
         }
-        ensure!(used == swap.used(), "{} slots counted in use, {used} found", swap.used());
+        ensure!(
+            used == swap.used(),
+            "{} slots counted in use, {used} found",
+            swap.used()
+        );
         Ok(())
     }
 

@@ -249,7 +249,13 @@ fn do_cow_fault(
         .alloc(anon_mapping(vma), vma.pgoff_of(addr))
         .ok_or(OutOfPages)?;
     pages.map(new);
-    let done = install(slot, Pte::NONE, Pte::new(new, YOUNG | DIRTY | WRITE), new, pages);
+    let done = install(
+        slot,
+        Pte::NONE,
+        Pte::new(new, YOUNG | DIRTY | WRITE),
+        new,
+        pages,
+    );
     pages.unpin(new);
     Ok(if done {
         Fault::CowFile { file, read_in, new }
@@ -285,7 +291,9 @@ fn do_swap_page(
                 family: link.family,
                 anon_vma,
             };
-            let p = pages.swap.read_in(pages, swap, mapping, vma.pgoff_of(addr))?;
+            let p = pages
+                .swap
+                .read_in(pages, swap, mapping, vma.pgoff_of(addr))?;
             (p, false)
         }
     };

@@ -112,7 +112,11 @@ impl Lru {
 
     /// The pages of `which` the list holds now, newest first, stale entries
     /// skipped.
-    pub fn pages<'a>(&'a self, pages: &'a PagePool, which: List) -> impl Iterator<Item = PageId> + 'a {
+    pub fn pages<'a>(
+        &'a self,
+        pages: &'a PagePool,
+        which: List,
+    ) -> impl Iterator<Item = PageId> + 'a {
         self.lists[which as usize]
             .iter()
             .filter(|&&(p, g)| live(pages, p, g))
@@ -203,7 +207,11 @@ mod tests {
         let reused = pool.alloc(file(), 9).unwrap();
         assert_eq!(reused, p[0], "same slot, new page");
         let got = lru.isolate(&pool, List::Inactive, 3);
-        assert_eq!(got, vec![p[1], p[2], p[3]], "oldest live first, stale entry dropped");
+        assert_eq!(
+            got,
+            vec![p[1], p[2], p[3]],
+            "oldest live first, stale entry dropped"
+        );
         assert_eq!((lru.isolated(), lru.stats.scanned), (3, 3));
     }
 
@@ -222,10 +230,20 @@ mod tests {
         lru.putback(&pool, got[2], Verdict::Old);
         lru.putback(&pool, got[3], Verdict::Reclaimed);
         let active: Vec<PageId> = lru.pages(&pool, List::Active).collect();
-        assert_eq!(active, vec![got[1], got[0]], "contended stays active (2022)");
-        assert_eq!(lru.pages(&pool, List::Inactive).collect::<Vec<_>>(), vec![got[2]]);
+        assert_eq!(
+            active,
+            vec![got[1], got[0]],
+            "contended stays active (2022)"
+        );
+        assert_eq!(
+            lru.pages(&pool, List::Inactive).collect::<Vec<_>>(),
+            vec![got[2]]
+        );
         let s = lru.stats;
-        assert_eq!((s.scanned, s.reclaimed, s.activated, s.contended), (4, 1, 2, 1));
+        assert_eq!(
+            (s.scanned, s.reclaimed, s.activated, s.contended),
+            (4, 1, 2, 1)
+        );
         assert_eq!(lru.isolated(), 0);
     }
 

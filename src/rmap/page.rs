@@ -160,7 +160,11 @@ impl PagePool {
     /// Return a page whose last reference went.
     fn free(&self, page: PageId) {
         let d = &self.descs[page.index()];
-        debug_assert_eq!(d.swap.load(Ordering::Relaxed), NOT_SWAPPED, "{page:?} freed in the swap cache");
+        debug_assert_eq!(
+            d.swap.load(Ordering::Relaxed),
+            NOT_SWAPPED,
+            "{page:?} freed in the swap cache"
+        );
         d.mapping.store(FREE, Ordering::Release);
         self.used.free(page.0);
     }

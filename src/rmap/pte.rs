@@ -261,10 +261,18 @@ impl PageTables {
         let pmd_pages = pte_pages.div_ceil(PTRS_PER_TABLE);
         let pud_pages = pmd_pages.div_ceil(PTRS_PER_TABLE);
         // Nodes per mm at each level, and the entries each node uses.
-        let shape = [(1, pud_pages), (pud_pages, pmd_pages), (pmd_pages, pte_pages)];
+        let shape = [
+            (1, pud_pages),
+            (pud_pages, pmd_pages),
+            (pmd_pages, pte_pages),
+        ];
         let levels = shape.map(|(nodes, used)| {
             // Several nodes: each is a whole table (entry = table index).
-            let width = if nodes > 1 { PTRS_PER_TABLE as usize } else { node_width(used) };
+            let width = if nodes > 1 {
+                PTRS_PER_TABLE as usize
+            } else {
+                node_width(used)
+            };
             Level::new(nodes as usize, width, chunk_slots, max_chunks)
         });
         PageTables {
@@ -291,7 +299,9 @@ impl PageTables {
     /// and PTE pages: all at once, as the model's address space is fixed).
     pub fn table_or_grow(&self, mm: MmId) -> &[AtomicU32] {
         let table = self.store.get_or_grow(mm.index(), || AtomicU32::new(0));
-        let mut below: Vec<u32> = (0..self.pte_pages).map(|k| mm.0 * self.pte_pages + k).collect();
+        let mut below: Vec<u32> = (0..self.pte_pages)
+            .map(|k| mm.0 * self.pte_pages + k)
+            .collect();
         for level in self.levels.iter().rev() {
             let node_entries = level.store.stride();
             let per_mm = node_entries / level.width;
@@ -300,7 +310,9 @@ impl PageTables {
             for (k, &child) in below.iter().enumerate() {
                 slot[k].store(child + 1, Ordering::Release);
             }
-            below = (0..per_mm as u32).map(|k| mm.0 * per_mm as u32 + k).collect();
+            below = (0..per_mm as u32)
+                .map(|k| mm.0 * per_mm as u32 + k)
+                .collect();
         }
         self.ptls.get_or_grow(mm.index(), || AtomicU32::new(0));
         table
@@ -337,12 +349,17 @@ impl PageTables {
         let owner = pte_page / self.pte_pages;
         let k = pte_page % self.pte_pages;
         let ptl = &self.ptls.get(owner as usize)?[k as usize * LINE_WORDS];
-        let pte = self.store.get(owner as usize)?.get((k * per_table + addr % per_table) as usize)?;
+        let pte = self
+            .store
+            .get(owner as usize)?
+            .get((k * per_table + addr % per_table) as usize)?;
         Some(PteWalk { ptl: Ptl(ptl), pte })
     }
 
     pub fn bytes(&self) -> usize {
-        self.store.bytes() + self.levels.iter().map(|l| l.store.bytes()).sum::<usize>() + self.ptls.bytes()
+        self.store.bytes()
+            + self.levels.iter().map(|l| l.store.bytes()).sum::<usize>()
+            + self.ptls.bytes()
     }
 }
 
@@ -359,7 +376,10 @@ mod tests {
                 t.table_or_grow(mm);
                 for addr in [0, va / 2, va - 1] {
                     let w = t.walk(mm, addr).expect("mapped address");
-                    assert!(std::ptr::eq(w.pte, t.pte(mm, addr).unwrap()), "va {va} {mm:?} @{addr}");
+                    assert!(
+                        std::ptr::eq(w.pte, t.pte(mm, addr).unwrap()),
+                        "va {va} {mm:?} @{addr}"
+                    );
                 }
                 assert!(t.walk(mm, va).is_none());
             }
@@ -386,7 +406,10 @@ mod tests {
     #[test]
     fn swap_entries_are_not_present() {
         let e = Pte::swap(12345);
-        assert_eq!((e.present(), e.page(), e.swap_slot()), (false, None, Some(12345)));
+        assert_eq!(
+            (e.present(), e.page(), e.swap_slot()),
+            (false, None, Some(12345))
+        );
         assert_eq!(Pte::new(PageId(7), YOUNG).swap_slot(), None);
         assert_eq!(Pte::NONE.swap_slot(), None);
     }

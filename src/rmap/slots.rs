@@ -262,7 +262,8 @@ impl BitAlloc {
 
     /// Whether `id` is allocated.
     pub fn is_used(&self, id: u32) -> bool {
-        id < self.capacity && self.used[id as usize / 64].load(Ordering::Acquire) & 1 << (id % 64) != 0
+        id < self.capacity
+            && self.used[id as usize / 64].load(Ordering::Acquire) & 1 << (id % 64) != 0
     }
 
     /// The first allocated id at or after `from`, wrapping around once, 64

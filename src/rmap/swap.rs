@@ -147,7 +147,9 @@ impl SwapSpace {
         mapping: Mapping,
         index: u32,
     ) -> Result<PageId, super::fault::OutOfPages> {
-        let page = pages.alloc(mapping, index).ok_or(super::fault::OutOfPages)?;
+        let page = pages
+            .alloc(mapping, index)
+            .ok_or(super::fault::OutOfPages)?;
         pages.pin(page);
         match self.cache[slot as usize].compare_exchange(
             NIL,
@@ -206,12 +208,19 @@ mod tests {
         let pool = PagePool::new(4);
         let page = pool.alloc(anon(), 3).unwrap();
         let slot = pool.swap.add_to_swap(&pool, page).unwrap();
-        assert_eq!(pool.swap.add_to_swap(&pool, page), Some(slot), "one slot per page");
+        assert_eq!(
+            pool.swap.add_to_swap(&pool, page),
+            Some(slot),
+            "one slot per page"
+        );
         assert_eq!(pool.pins(page), 2);
         pool.swap.dup(slot);
         pool.swap.dup(slot);
         pool.swap.delete_from_swap_cache(&pool, page);
-        assert!(pool.unpin(page), "reclaim's pin was the last: the page is free");
+        assert!(
+            pool.unpin(page),
+            "reclaim's pin was the last: the page is free"
+        );
         assert!(pool.swap.is_used(slot) && pool.swap.lookup(slot).is_none());
         let back = pool.swap.read_in(&pool, slot, anon(), 3).unwrap();
         assert_eq!(pool.swap.lookup(slot), Some(back));

@@ -10,22 +10,22 @@
 
 use super::anon_vma::{self, FamilyFate, Prepare};
 use super::era::Era;
-use super::pte;
-use super::vma_lock::{self, VmaLockOutcome};
-use super::lru::{List, Lru, SWAP_CLUSTER_MAX, Verdict};
 use super::exec::{Binary, Exec};
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
 use super::fork::{self, ForkClone, ForkStep};
 use super::ids::{FamilyId, MmId, PageId, SpaceId};
+use super::lru::{List, Lru, SWAP_CLUSTER_MAX, Verdict};
 use super::mm::{Mm, Vma};
 use super::mmap;
 use super::page::{Mapping, PagePool};
+use super::pte;
 use super::pte::PageTables;
 use super::slots::{IdAlloc, SlotTable};
 use super::space::{AddressSpace, PageCache};
 use super::split;
 use super::unmap::{self, UnlinkStep};
+use super::vma_lock::{self, VmaLockOutcome};
 use super::walk::{self, Locked, WalkResult};
 
 /// Slots per chunk of the mm and family tables.
@@ -255,7 +255,9 @@ impl World {
     pub fn shrink_lru(&mut self, mut contended: impl FnMut(PageId) -> bool) -> Shrink {
         let mut done = Shrink::default();
         if self.lru.pages(&self.pages, List::Inactive).count() < SWAP_CLUSTER_MAX {
-            let batch = self.lru.isolate(&self.pages, List::Active, SWAP_CLUSTER_MAX);
+            let batch = self
+                .lru
+                .isolate(&self.pages, List::Active, SWAP_CLUSTER_MAX);
             done.active = batch.len() as u32;
             for page in batch {
                 let verdict = match contended(page) {
@@ -269,7 +271,9 @@ impl World {
                 self.lru.putback(&self.pages, page, verdict);
             }
         }
-        let batch = self.lru.isolate(&self.pages, List::Inactive, SWAP_CLUSTER_MAX);
+        let batch = self
+            .lru
+            .isolate(&self.pages, List::Inactive, SWAP_CLUSTER_MAX);
         done.inactive = batch.len() as u32;
         for page in batch {
             let verdict = if contended(page) {
@@ -430,7 +434,11 @@ impl World {
         let outcome = match vma_lock::lock_vma_under_rcu(mm, self.mm(mm), addr) {
             Err(why) => VmaLockOutcome::Abort(why),
             Ok(_) => {
-                let pte = pte::load(self.page_tables.pte(mm, addr).expect("address in the table"));
+                let pte = pte::load(
+                    self.page_tables
+                        .pte(mm, addr)
+                        .expect("address in the table"),
+                );
                 if vma_lock::needs_retry(pte) {
                     VmaLockOutcome::Retry
                 } else {
