@@ -297,6 +297,7 @@ fn check_both(chain: &World, list: &World) -> Result<(), String> {
     chain.check().map_err(|e| format!("chain: {e}"))?;
     list.check().map_err(|e| format!("list: {e}"))?;
     chain.check_lru().map_err(|e| format!("chain LRU: {e}"))?;
+    list.check_lru().map_err(|e| format!("list LRU: {e}"))?;
     let (c, l) = (mappings(chain), mappings(list));
     if c != l {
         return Err(format!("layouts disagree: chain {c:?}, list {l:?}"));
