@@ -198,31 +198,42 @@ pub struct PteWalk<'a> {
     pub pte: &'a AtomicU32,
 }
 
-/// One level of every mm's tree: `nodes` nodes of `width` entries per mm slot;
-/// an entry is 1 + the index of the next level's node (0: none).
+/// One level of every mm's tree: per mm slot, up to `1 << shift` nodes of
+/// `width` entries. A node's global id is `mm << shift | k` (shifts, not
+/// divisions, on the walk); an entry is 1 + the global id of the next
+/// level's node (0: none).
 struct Level {
     width: usize,
+    shift: u32,
     store: Chunked<AtomicU32>,
 }
 
+/// log2 of `n` rounded up to a power of two.
+fn shift_for(n: u32) -> u32 {
+    n.next_power_of_two().ilog2()
+}
+
 impl Level {
-    fn new(nodes: usize, width: usize, chunk_slots: usize, max_chunks: usize) -> Level {
+    fn new(nodes: u32, width: usize, chunk_slots: usize, max_chunks: usize) -> Level {
+        let shift = shift_for(nodes);
         Level {
             width,
-            store: Chunked::new(nodes * width, chunk_slots, max_chunks),
+            shift,
+            store: Chunked::new((1usize << shift) * width, chunk_slots, max_chunks),
         }
     }
 
-    /// Entry `i` of node `node` (a global node id: mm slot * nodes + k).
-    #[inline]
-    fn entry(&self, node: u32, i: u32) -> Option<&AtomicU32> {
-        let per_mm = (self.store_stride() / self.width) as u32;
-        let slot = self.store.get((node / per_mm) as usize)?;
-        slot.get((node % per_mm) as usize * self.width + i as usize)
+    /// The global id of node `k` of `mm`.
+    fn node_id(&self, mm: MmId, k: u32) -> u32 {
+        mm.0 << self.shift | k
     }
 
-    fn store_stride(&self) -> usize {
-        self.store.stride()
+    /// Entry `i` of node `node`.
+    #[inline]
+    fn entry(&self, node: u32, i: u32) -> Option<&AtomicU32> {
+        let slot = self.store.get((node >> self.shift) as usize)?;
+        let k = (node & ((1 << self.shift) - 1)) as usize;
+        slot.get(k * self.width + i as usize)
     }
 }
 
@@ -240,6 +251,8 @@ pub struct PageTables {
     ptls: Chunked<AtomicU32>,
     /// PTE pages per mm.
     pte_pages: u32,
+    /// A PTE page's global id is `mm << pte_shift | k`.
+    pte_shift: u32,
 }
 
 /// PTEs per allocation chunk: 2^20 (4 MiB of PTEs), so a chunk holds many
@@ -273,7 +286,7 @@ impl PageTables {
             } else {
                 node_width(used)
             };
-            Level::new(nodes as usize, width, chunk_slots, max_chunks)
+            Level::new(nodes, width, chunk_slots, max_chunks)
         });
         PageTables {
             va_pages,
@@ -281,6 +294,7 @@ impl PageTables {
             levels,
             ptls: Chunked::new(pte_pages as usize * LINE_WORDS, chunk_slots, max_chunks),
             pte_pages,
+            pte_shift: shift_for(pte_pages),
         }
     }
 
@@ -299,20 +313,19 @@ impl PageTables {
     /// and PTE pages: all at once, as the model's address space is fixed).
     pub fn table_or_grow(&self, mm: MmId) -> &[AtomicU32] {
         let table = self.store.get_or_grow(mm.index(), || AtomicU32::new(0));
+        // Children of the lowest level: the PTE pages; of each level above:
+        // the nodes of the level below. Child k sits in node k / width at
+        // entry k % width: element k of the mm's slot.
         let mut below: Vec<u32> = (0..self.pte_pages)
-            .map(|k| mm.0 * self.pte_pages + k)
+            .map(|k| mm.0 << self.pte_shift | k)
             .collect();
         for level in self.levels.iter().rev() {
-            let node_entries = level.store.stride();
-            let per_mm = node_entries / level.width;
             let slot = level.store.get_or_grow(mm.index(), || AtomicU32::new(0));
-            // Child k sits in node k / width at entry k % width: slot[k].
             for (k, &child) in below.iter().enumerate() {
                 slot[k].store(child + 1, Ordering::Release);
             }
-            below = (0..per_mm as u32)
-                .map(|k| mm.0 * per_mm as u32 + k)
-                .collect();
+            let nodes = below.len().div_ceil(level.width) as u32;
+            below = (0..nodes).map(|k| level.node_id(mm, k)).collect();
         }
         self.ptls.get_or_grow(mm.index(), || AtomicU32::new(0));
         table
@@ -340,14 +353,13 @@ impl PageTables {
             addr / (per_table * per_table) % per_table,
             addr / per_table % per_table,
         ];
-        let mut node = mm.0;
+        let mut node = self.levels[0].node_id(mm, 0);
         for (level, i) in self.levels.iter().zip(index) {
             let e = level.entry(node, i)?.load(Ordering::Acquire);
             node = e.checked_sub(1)?;
         }
-        let pte_page = node;
-        let owner = pte_page / self.pte_pages;
-        let k = pte_page % self.pte_pages;
+        let owner = node >> self.pte_shift;
+        let k = node & ((1 << self.pte_shift) - 1);
         let ptl = &self.ptls.get(owner as usize)?[k as usize * LINE_WORDS];
         let pte = self
             .store

@@ -20,17 +20,27 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 /// so a walker reaches a PTE with a single dependent load.
 pub struct Chunked<T> {
     stride: usize,
+    /// Slots per chunk: a power of two, so locating a slot is a shift and a
+    /// mask, not a division (walkers locate one per vma visited).
     chunk_slots: usize,
+    /// log2(chunk_slots).
+    shift: u32,
     chunks: Box<[OnceLock<Box<[T]>>]>,
 }
 
 impl<T> Chunked<T> {
-    /// Room for `chunk_slots * max_chunks` slots; nothing is allocated yet.
+    /// Room for at least `chunk_slots * max_chunks` slots; nothing is
+    /// allocated yet. `chunk_slots` is rounded down to a power of two (a chunk
+    /// never grows past the size asked for) and the chunk count up to match.
     pub fn new(stride: usize, chunk_slots: usize, max_chunks: usize) -> Self {
         assert!(stride > 0 && chunk_slots > 0 && max_chunks > 0);
+        let shift = chunk_slots.ilog2();
+        let pow2 = 1usize << shift;
+        let max_chunks = (chunk_slots * max_chunks).div_ceil(pow2);
         Chunked {
             stride,
-            chunk_slots,
+            chunk_slots: pow2,
+            shift,
             chunks: (0..max_chunks).map(|_| OnceLock::new()).collect(),
         }
     }
@@ -46,7 +56,7 @@ impl<T> Chunked<T> {
     }
 
     fn locate(&self, slot: usize) -> (usize, usize) {
-        let (chunk, within) = (slot / self.chunk_slots, slot % self.chunk_slots);
+        let (chunk, within) = (slot >> self.shift, slot & (self.chunk_slots - 1));
         (chunk, within * self.stride)
     }
 
@@ -108,6 +118,7 @@ impl<T> Chunked<T> {
         Chunked {
             stride: self.stride,
             chunk_slots: self.chunk_slots,
+            shift: self.shift,
             chunks,
         }
     }
