@@ -441,3 +441,37 @@ fn per_vma_locks_fork_write_locks_every_vma_and_faults_report_the_kernels_outcom
     );
     assert_eq!(w.check(), Ok(()));
 }
+
+#[test]
+fn inspect_exec_prints_the_relro_splits_locks_in_order() {
+    let run = |model: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
+            .args(["inspect", model, "--exec", "--json"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let out = run("models/execl.toml");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let commit: Vec<&str> = v["exec"]["relro_commit"]
+        .as_array()
+        .expect("exec.relro_commit")
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(commit.len(), 2, "{commit:?}");
+    assert_eq!(commit[0], "i_mmap(file0) write");
+    assert!(commit[1].starts_with("anon_vma_root(") && commit[1].ends_with(" write"));
+    // A model without a file has no binary: one line, exit 2, no output.
+    let out = run("models/aim7-fork-storm.toml");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1);
+    assert!(err.contains("--exec") && err.contains("(allowed: world.files >= 1"));
+    assert!(out.stdout.is_empty());
+}
