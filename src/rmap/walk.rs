@@ -116,24 +116,23 @@ pub fn rmap_walk(
             },
         ) if f == fid => {
             let av = family.try_anon_vma(anon_vma)?;
-            let found: Box<dyn Iterator<Item = u32>> = match family.layout() {
-                RmapLayout::Chain => Box::new(family.stab(anon_vma, index, index).map(|a| a.0)),
-                RmapLayout::List => Box::new(av.tree.iter(&family.avcs)),
+            let mut avc = |id: u32| {
+                let a = family.avc(AvcId(id));
+                one(a.mm, a.vm_start, a.pgoff(), a.last_pgoff())
             };
-            for id in found {
-                let avc = family.avc(AvcId(id));
-                if one(avc.mm, avc.vm_start, avc.pgoff(), avc.last_pgoff()).is_break() {
-                    break;
-                }
-            }
+            // Either walk stops at the first Break (the early stops).
+            let _ = match family.layout() {
+                RmapLayout::Chain => family
+                    .stab(anon_vma, index, index)
+                    .try_for_each(|a| avc(a.0)),
+                RmapLayout::List => av.tree.iter(&family.avcs).try_for_each(avc),
+            };
         }
         (Locked::Space(sid, space), Mapping::File { space: s }) if s == sid => {
-            for id in space.stab(index, index) {
+            let _ = space.stab(index, index).try_for_each(|id| {
                 let e = space.entry(id);
-                if one(e.mm, e.vm_start, e.pgoff(), e.last_pgoff()).is_break() {
-                    break;
-                }
-            }
+                one(e.mm, e.vm_start, e.pgoff(), e.last_pgoff())
+            });
         }
         _ => return None,
     }
