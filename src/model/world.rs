@@ -85,26 +85,6 @@ impl FileUnlink {
     }
 }
 
-impl RmapLayout {
-    /// The name model files use.
-    pub fn name(self) -> &'static str {
-        match self {
-            RmapLayout::Chain => "chain",
-            RmapLayout::List => "list",
-        }
-    }
-}
-
-impl FileUnlink {
-    /// The name model files use.
-    pub fn name(self) -> &'static str {
-        match self {
-            FileUnlink::Batch => "batch",
-            FileUnlink::Single => "single",
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorldSpec {
