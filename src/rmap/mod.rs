@@ -38,7 +38,7 @@
 //!   |                              (fork: every parent vma; split)
 //!   +-> i_mmap_rwsem (RW)  READ: rmap_walk_file
 //!         |                WRITE: mmap/fork/exit/split of a file vma
-//!         |                       (per vma before 6.10, per 8 since)
+//!         |                       (per vma before 2024, per 8 since)
 //!         +-> anon_vma->root->rwsem (RW)
 //!               |          READ: page_referenced, try_to_unmap (rmap_walk_anon)
 //!               |          WRITE: anon_vma_prepare (join), anon_vma_clone,
