@@ -3,7 +3,21 @@
 //!
 //! - `build_aim7`: build the whole initial world. Goal < 2 s (release).
 //! - `page_referenced_10k`: one page_referenced of an ancestor page, whose
-//!   root anon_vma tree holds 10,001 vmas. Goal < 200 us.
+//!   root anon_vma tree holds 10,001 vmas. Goal < 200 us. Hot: the same
+//!   walk again and again, so the tree and page tables stay in cache.
+//! - `page_referenced_10k_cold`: the same walk after streaming a buffer
+//!   larger than the last-level cache through the core, so every AVC,
+//!   page-table level, PTE lock and PTE is a miss, as in a reclaim storm
+//!   whose walks go over 10,000 mms between two visits of one page. Divide
+//!   by the vmas visited (printed) for the per-vma cost. The kernel figure it
+//!   is held to (within 2x): about 79 ns per single-vma rmap walk, from
+//!   Brendan Gregg's wss-v2 measurement (brendangregg/wss README, 2018,
+//!   Linux 4.x x86-64): 0.806 s for a 20,001 MB process, whose ~5.12 M pages
+//!   each get two idle-page rmap walks (page_idle_clear_pte_refs: rmap_walk,
+//!   page_vma_mapped_walk, ptep_clear_young, as folio_referenced_one does),
+//!   once writing and once reading /sys/kernel/mm/page_idle/bitmap. That
+//!   figure includes per-page work beyond the vma visit and ran over
+//!   sequential, cache-friendly page tables.
 //! - `fork_exit_child`: fork one more child of the ancestor and exit it.
 //! - `page_referenced_10k_locked`: the same walk through the native engine's
 //!   locked world (page pin, root rwsem READ, hold timestamps): what one
@@ -62,6 +76,38 @@ fn walks(c: &mut Criterion) {
     g.finish();
 }
 
+/// Bytes streamed between cold walks: larger than any last-level cache of
+/// the machines we run on (this one reports 32 MiB of L3 or less).
+const EVICT_BYTES: usize = 64 << 20;
+
+fn cold_walk(c: &mut Criterion) {
+    let spec = aim7().world;
+    let world = World::build(&spec);
+    let pte0 = world
+        .page_tables
+        .pte(MmId(0), 0)
+        .expect("ancestor page table");
+    let page = pte::load(pte0).page().expect("the ancestor wrote page 0");
+    let visited = world.page_referenced(page).vmas_visited;
+    assert!(visited > 10_000);
+    eprintln!("page_referenced_10k_cold: {visited} vmas visited per walk");
+    let mut evict = vec![0u64; EVICT_BYTES / 8];
+    let mut g = c.benchmark_group("rmap");
+    g.bench_function("page_referenced_10k_cold", |b| {
+        b.iter_batched(
+            || {
+                for (i, w) in evict.iter_mut().enumerate() {
+                    *w = w.wrapping_add(i as u64);
+                }
+                black_box(&evict);
+            },
+            |()| world.page_referenced(black_box(page)),
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
 fn locked_walk(c: &mut Criterion) {
     let spec = aim7().world;
     let world = World::build(&spec);
@@ -83,6 +129,6 @@ criterion_group! {
     // Plots need a system font criterion's plotters backend cannot find here
     // (it panics with FontUnavailable); the figures are in the text output.
     config = Criterion::default().without_plots();
-    targets = build, walks, locked_walk
+    targets = build, walks, cold_walk, locked_walk
 }
 criterion_main!(benches);

@@ -4,7 +4,8 @@
 //! the kernel's: which anon_vma a fork reuses, what a COW fault creates, which
 //! locks each step declares.
 
-use rmap_storm::rmap::anon_vma::find_mergeable_anon_vma;
+use rmap_storm::rmap::anon_vma::{find_mergeable_anon_vma, prepare_mmap_lock};
+use rmap_storm::rmap::era::FileUnlink;
 use rmap_storm::rmap::fault::Fault;
 use rmap_storm::rmap::fork::{ForkStep, fork_locks, fork_plan};
 use rmap_storm::rmap::mm::{mmap_read_lock, mmap_write_lock};
@@ -245,7 +246,7 @@ fn split_rekeys_the_avcs_so_walks_find_the_new_vma() {
 }
 
 #[test]
-fn reclaim_unmaps_every_pte_and_frees_the_page() {
+fn reclaim_leaves_a_swap_entry_in_every_pte_and_frees_the_page() {
     let mut w = world();
     let a = ancestor(&mut w, 2);
     let kids: Vec<MmId> = (0..5).map(|_| w.fork(a)).collect();
@@ -256,9 +257,12 @@ fn reclaim_unmaps_every_pte_and_frees_the_page() {
         w.pages.mapping(page).is_none(),
         "freed after the last unmap"
     );
+    let entry = pte::load(w.page_tables.pte(a, 0).unwrap());
+    let slot = entry.swap_slot().expect("a swap entry");
     for &t in kids.iter().chain([&a]) {
-        assert_eq!(pte::load(w.page_tables.pte(t, 0).unwrap()), Pte::NONE);
+        assert_eq!(pte::load(w.page_tables.pte(t, 0).unwrap()), Pte::swap(slot));
     }
+    assert_eq!(w.pages.swap.count(slot), 6);
     assert_eq!(w.check(), Ok(()));
 }
 
@@ -313,12 +317,22 @@ fn steps_declare_the_kernels_locks() {
         (m.commit.iter().collect::<Vec<_>>(), m.unlink),
         (vec![root_w], Some(fam))
     );
-    // First faults: next to a root-only vma, join it under its root WRITE;
-    // otherwise a new root nobody else can see yet. Both hold mmap_lock WRITE.
+    // First faults (seed 000): under mmap_lock READ, next to a root-only vma,
+    // join it under its root WRITE; otherwise a new root nobody else can see
+    // yet; either way then mm->page_table_lock, which orders the setters of
+    // vma->anon_vma among faults holding mmap_lock READ.
     w.mmap_anon_at(a, 2, 1);
+    let ptl = LockReq::write(LockTarget::PageTableLock(a));
     let join = find_mergeable_anon_vma(w.mm(a), 2);
-    assert_eq!(join.locks().iter().collect::<Vec<_>>(), vec![root_w]);
-    assert!(find_mergeable_anon_vma(w.mm(a), 4).locks().is_empty());
+    assert_eq!(join.locks(a).iter().collect::<Vec<_>>(), vec![root_w, ptl]);
+    assert_eq!(
+        find_mergeable_anon_vma(w.mm(a), 4)
+            .locks(a)
+            .iter()
+            .collect::<Vec<_>>(),
+        vec![ptl]
+    );
+    assert_eq!(prepare_mmap_lock(a), mmap_read_lock(a));
     assert_eq!(mmap_write_lock(a), LockReq::write(LockTarget::MmapLock(a)));
     assert_eq!(mmap_read_lock(a), LockReq::read(LockTarget::MmapLock(a)));
     // fork nests parent's then child's mmap_lock, both WRITE.
@@ -328,7 +342,7 @@ fn steps_declare_the_kernels_locks() {
         [mmap_write_lock(a), mmap_write_lock(child)]
     );
     // Exit: one root WRITE per anon vma, one i_mmap WRITE per file batch.
-    let steps = free_pgtables_plan(w.mm(a).vmas());
+    let steps = free_pgtables_plan(FileUnlink::Batch, w.mm(a).vmas());
     let locks: Vec<Vec<LockReq>> = steps.iter().map(|s| s.locks().iter().collect()).collect();
     assert_eq!(locks, vec![vec![root_w], vec![root_w], vec![immap_w]]);
 }
@@ -350,7 +364,7 @@ fn exit_unlinks_file_vmas_in_batches_of_eight() {
         at += 5;
     }
     w.mmap_file_at(a, at, SpaceId(1), 0, 4);
-    let steps = free_pgtables_plan(w.mm(a).vmas());
+    let steps = free_pgtables_plan(FileUnlink::Batch, w.mm(a).vmas());
     let shape: Vec<(usize, Option<SpaceId>)> = steps
         .iter()
         .map(|s| match s {

@@ -36,6 +36,8 @@ fn spec() -> WorldSpec {
         files: 1,
         file_pages: 8,
         file_mappers: 10,
+        rmap: Default::default(),
+        file_unlink: Default::default(),
     }
 }
 
@@ -335,6 +337,8 @@ fn small<L: RawRwLock>() -> SharedWorld<L> {
         va_pages: 16,
         file_pages: 4,
         file_mappers: 3,
+        rmap: Default::default(),
+        file_unlink: Default::default(),
         ..spec()
     };
     SharedWorld::new(World::build(&spec), LockKind::Rwsem, Instant::now())
@@ -526,6 +530,8 @@ fn a_file_fault_never_maps_a_page_reclaim_freed() {
         va_pages: 4,
         file_pages: 1,
         file_mappers: 1,
+        rmap: Default::default(),
+        file_unlink: Default::default(),
         ..spec()
     };
     // Two pages: one cached, one for the fault to allocate while the other
@@ -565,6 +571,8 @@ fn fork_never_maps_a_page_reclaim_freed() {
         files: 0,
         file_pages: 0,
         file_mappers: 0,
+        rmap: Default::default(),
+        file_unlink: Default::default(),
         ..spec()
     };
     let cap = Capacity { mms: 4, pages: 16 };

@@ -14,6 +14,8 @@
 //! files = 0            # shared files
 //! file_pages = 0       # pages of each file
 //! file_mappers = 0     # tasks mapping each file
+//! rmap = "chain"       # chain (anon_vma_chain, 2.6.34+) | list (2.6.2x)
+//! file_unlink = "batch" # batch (unlink_file_vma_batch, 2024+) | single
 //! ```
 //!
 //! Address-space layout of every task (the same in all, so children inherit
@@ -48,6 +50,41 @@ impl Shape {
     }
 }
 
+/// How anonymous vmas of one family are linked to anon_vmas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RmapLayout {
+    /// anon_vma_chain (2.6.34+): per-child anon_vmas, walks query the page's
+    /// own anon_vma tree.
+    #[default]
+    Chain,
+    /// The 2.6.2x list: one anon_vma per family, every descendant's vma on
+    /// it, walks visit every vma of the list.
+    List,
+}
+
+/// How free_pgtables unlinks file vmas from their i_mmap tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileUnlink {
+    /// unlink_file_vma_batch (2024): one i_mmap WRITE per batch of
+    /// [`FILE_BATCH`](crate::rmap::unmap::FILE_BATCH) vmas of one file.
+    #[default]
+    Batch,
+    /// unlink_file_vma per vma (every kernel before the batch).
+    Single,
+}
+
+impl FileUnlink {
+    /// File vmas unlinked per i_mmap WRITE hold.
+    pub fn batch_size(self) -> usize {
+        match self {
+            FileUnlink::Batch => crate::rmap::unmap::FILE_BATCH,
+            FileUnlink::Single => 1,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorldSpec {
@@ -69,6 +106,12 @@ pub struct WorldSpec {
     pub file_pages: u32,
     #[serde(default)]
     pub file_mappers: u32,
+    /// The anon_vma layout: `chain` (2.6.34+) or `list` (2.6.2x).
+    #[serde(default)]
+    pub rmap: RmapLayout,
+    /// How exit/munmap unlinks file vmas: `batch` (2024+) or `single`.
+    #[serde(default)]
+    pub file_unlink: FileUnlink,
 }
 
 fn default_seed() -> u64 {
@@ -93,6 +136,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("files", "0..=1024"),
     ("file_pages", "1..=1048576 when files > 0"),
     ("file_mappers", "1..=world.tasks when files > 0"),
+    ("rmap", "chain, list"),
+    ("file_unlink", "batch, single"),
 ];
 
 // Upper bounds. Tasks: AIM7 ran "10s of thousands of tasks" (seed 004); a
@@ -330,6 +375,8 @@ mod tests {
             files: 1,
             file_pages: 4,
             file_mappers: 2,
+            rmap: RmapLayout::Chain,
+            file_unlink: FileUnlink::Batch,
         }
     }
 

@@ -11,6 +11,7 @@
 //! | [`anon_vma_fork_own`]    | anon_vma_fork after the clone    | root WRITE (again) |
 //! | [`unlink_anon_vmas`]     | unlink_anon_vmas                 | root WRITE     |
 
+use super::era::RmapLayout;
 use super::family::{Family, VmaKey};
 use super::ids::{AnonVmaId, AvcId, FamilyId, MmId};
 use super::lock_req::{LockReq, LockSet, LockTarget};
@@ -36,14 +37,24 @@ pub enum Prepare {
 }
 
 impl Prepare {
-    pub fn locks(&self) -> LockSet {
+    /// The step's locks for a fault in `mm`: the neighbour's root WRITE when
+    /// joining it, then `mm->page_table_lock` (the new root of a NewRoot is
+    /// locked too in the kernel, but nobody else can see it yet).
+    pub fn locks(&self, mm: MmId) -> LockSet {
+        let ptl = LockReq::write(LockTarget::PageTableLock(mm));
         match *self {
             Prepare::Join { family, .. } => {
-                LockSet::one(LockReq::write(LockTarget::AnonVmaRoot(family)))
+                LockSet::one(LockReq::write(LockTarget::AnonVmaRoot(family))).with(ptl)
             }
-            Prepare::NewRoot => LockSet::NONE,
+            Prepare::NewRoot => LockSet::one(ptl),
         }
     }
+}
+
+/// The mmap_lock a first fault holds across `__anon_vma_prepare`: READ, as
+/// every page fault (do_anonymous_page -> vmf_anon_prepare).
+pub fn prepare_mmap_lock(mm: MmId) -> LockReq {
+    LockReq::read(LockTarget::MmapLock(mm))
 }
 
 /// find_mergeable_anon_vma: the anon_vma of an adjacent vma that a merge could
@@ -84,7 +95,7 @@ pub fn anon_vma_prepare_join(
     family: &mut Family,
     anon_vma: AnonVmaId,
 ) {
-    assert!(vma.anon.is_none() && vma.is_anon());
+    assert!(vma.anon.is_none() && vma.is_private());
     let head = family.link(vma.key(mm), anon_vma, None);
     family.anon_vmas[anon_vma.index()].num_active_vmas += 1;
     vma.anon = Some(AnonLink {
@@ -95,10 +106,16 @@ pub fn anon_vma_prepare_join(
     });
 }
 
-/// __anon_vma_prepare with a new root: the returned family is to be stored at
-/// `family_id` (the kernel locks the new root, but nobody else can reach it).
-pub fn anon_vma_prepare_new(mm: MmId, vma: &mut Vma, family_id: FamilyId) -> Family {
-    let mut family = Family::new_root();
+/// __anon_vma_prepare with a new root in `layout`: the returned family is to
+/// be stored at `family_id` (the kernel locks the new root, but nobody else
+/// can reach it).
+pub fn anon_vma_prepare_new(
+    layout: RmapLayout,
+    mm: MmId,
+    vma: &mut Vma,
+    family_id: FamilyId,
+) -> Family {
+    let mut family = Family::new_root(layout);
     let root = family.root();
     anon_vma_prepare_join(mm, vma, family_id, &mut family, root);
     family
@@ -163,6 +180,21 @@ pub fn anon_vma_fork_own(
     }
 }
 
+/// anon_vma_link (2.6.2x fork, root WRITE): the child's copy of a vma joins
+/// the parent vma's anon_vma list itself: no anon_vma of its own, one link.
+/// Every page of the family keeps pointing at that anon_vma, so every walk
+/// of any of them visits the child's vma too.
+pub fn anon_vma_link(family: &mut Family, child: VmaKey, parent: &AnonLink) -> AnonLink {
+    debug_assert_eq!(family.layout(), RmapLayout::List);
+    let head = family.link(child, parent.anon_vma, None);
+    family.anon_vmas[parent.anon_vma.index()].num_active_vmas += 1;
+    AnonLink {
+        chain: head,
+        chain_len: 1,
+        ..*parent
+    }
+}
+
 /// Whether a family survived an unlink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FamilyFate {
@@ -171,11 +203,19 @@ pub enum FamilyFate {
     Gone,
 }
 
-/// unlink_anon_vmas (root WRITE once for the whole chain): take every AVC of
-/// the vma out of its tree; an anon_vma whose tree empties stops counting as
-/// its parent's child and is freed (put_anon_vma, dropping its reference on
-/// the root). Clears `vma.anon`.
+/// unlink_anon_vmas then anon_vma_free of every anon_vma it emptied, as one
+/// call (an engine that holds the root WRITE across both steps; see
+/// [`unlink_avcs`] and [`anon_vma_free`] for the two holds the kernel takes).
 pub fn unlink_anon_vmas(vma: &mut Vma, family: &mut Family) -> FamilyFate {
+    let emptied = unlink_avcs(vma, family);
+    anon_vma_free(family, &emptied)
+}
+
+/// unlink_anon_vmas' locked pass (root WRITE once for the whole chain): take
+/// every AVC of the vma out of its tree; an anon_vma whose tree empties stops
+/// counting as its parent's child. Clears `vma.anon`. Returns the emptied
+/// anon_vmas, newest first, for [`anon_vma_free`].
+pub fn unlink_avcs(vma: &mut Vma, family: &mut Family) -> Vec<AnonVmaId> {
     let link = vma.anon.take().expect("vma has no anon_vma");
     let chain: Vec<AvcId> = family.chain(Some(link.chain)).collect();
     let mut emptied = Vec::new();
@@ -191,9 +231,26 @@ pub fn unlink_anon_vmas(vma: &mut Vma, family: &mut Family) -> FamilyFate {
         family.avcs.remove(id.index());
     }
     family.anon_vmas[link.anon_vma.index()].num_active_vmas -= 1;
+    emptied
+}
+
+/// The lock anon_vma_free takes (and drops at once) before freeing an
+/// anon_vma: the root WRITE, which the kernel takes only when
+/// `rwsem_is_locked(&root->rwsem)`, so that a folio_lock_anon_vma_read that
+/// found the anon_vma under RCU and is taking the root lock finishes first.
+/// The model frees arena entries of the family, which needs the lock anyway:
+/// an engine takes it every time (under contention, when the kernel takes it
+/// too, the cost is the same; uncontended it is one free acquisition).
+pub fn anon_vma_free_locks(family: FamilyId) -> LockSet {
+    LockSet::one(LockReq::write(LockTarget::AnonVmaRoot(family)))
+}
+
+/// put_anon_vma of each anon_vma [`unlink_avcs`] emptied (children before
+/// the ancestors they pin), freeing it and dropping its reference on the
+/// root (anon_vma_free; [`anon_vma_free_locks`]).
+pub fn anon_vma_free(family: &mut Family, emptied: &[AnonVmaId]) -> FamilyFate {
     let mut fate = FamilyFate::Alive;
-    // Newest first, so children are put before the ancestors they pin.
-    for av in emptied {
+    for &av in emptied {
         let a = family.anon_vma(av);
         debug_assert!(
             a.num_children == 0 && a.num_active_vmas == 0,

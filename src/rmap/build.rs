@@ -41,6 +41,7 @@ impl World {
     pub fn build_with(spec: &WorldSpec, cap: Capacity) -> World {
         let files = vec![spec.file_pages; spec.files as usize];
         let mut world = World::new(spec.va_pages, &files, cap);
+        world.era = super::era::Era::of(spec);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(spec.seed);
         let mut order = Vec::with_capacity(spec.tasks as usize);
         for a in 0..spec.ancestors {

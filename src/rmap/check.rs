@@ -11,6 +11,7 @@ use super::pte;
 use super::walk::{self, Locked, VmaVisit};
 use super::world::World;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)*) => {
@@ -78,9 +79,14 @@ impl World {
         file_vmas: &mut BTreeMap<SpaceId, usize>,
     ) -> Result<(), String> {
         let key = v.key(mid);
-        if let Backing::File { space, entry } = v.backing {
+        if let Backing::File {
+            space,
+            entry,
+            private,
+        } = v.backing
+        {
             ensure!(
-                v.anon.is_none(),
+                private || v.anon.is_none(),
                 "{mid:?}: shared file vma with an anon_vma"
             );
             let e = self.spaces[space.index()].entries.get(entry.index());
@@ -126,13 +132,47 @@ impl World {
         Ok(())
     }
 
-    /// Mapcounts, pins and PTE/vma consistency against a scan of all PTEs.
+    /// The LRU holds every live page exactly once (on one list, or isolated
+    /// when `isolated` says so). Separate from [`check`](Self::check): a
+    /// world coming back from an engine that keeps no LRU has empty lists.
+    pub fn check_lru(&self) -> Result<(), String> {
+        use super::lru::List;
+        let mut seen: BTreeMap<PageId, List> = BTreeMap::new();
+        for list in [List::Active, List::Inactive] {
+            for page in self.lru.pages(&self.pages, list) {
+                if let Some(other) = seen.insert(page, list) {
+                    return Err(format!("{page:?} is on the {list:?} and {other:?} lists"));
+                }
+            }
+        }
+        let live: Vec<PageId> = self.pages.iter_live().collect();
+        let missing: Vec<&PageId> = live.iter().filter(|p| !seen.contains_key(p)).collect();
+        ensure!(
+            missing.len() == self.lru.isolated() as usize,
+            "{} isolated, but {missing:?} are on no list",
+            self.lru.isolated()
+        );
+        Ok(())
+    }
+
+    /// Mapcounts, pins, swap slots and PTE/vma consistency against a scan of
+    /// all PTEs.
     fn check_pages(&self) -> Result<(), String> {
         let mut maps: BTreeMap<PageId, u32> = BTreeMap::new();
+        let mut entries: BTreeMap<u32, u32> = BTreeMap::new();
         for (mid, mm) in self.live_mms() {
             let ptes = self.page_tables.table(mid).expect("live mm page table");
             for (addr, slot) in ptes.iter().enumerate() {
                 let p = pte::load(slot);
+                if let Some(swap) = p.swap_slot() {
+                    let v = mm.vma(addr as u32);
+                    ensure!(
+                        v.is_some_and(|v| v.is_private() && v.anon.is_some()),
+                        "{mid:?}@{addr}: swap entry outside a private vma with an anon_vma"
+                    );
+                    *entries.entry(swap).or_default() += 1;
+                    continue;
+                }
                 let Some(page) = p.page() else {
                     ensure!(p.0 == 0, "{mid:?}@{addr}: flags on a non-present PTE");
                     continue;
@@ -147,7 +187,7 @@ impl World {
                 );
                 let ok = match (self.pages.mapping(page), v.backing) {
                     (Some(Mapping::File { space }), Backing::File { space: s, .. }) => space == s,
-                    (Some(Mapping::Anon { family, anon_vma }), Backing::Anon) => {
+                    (Some(Mapping::Anon { family, anon_vma }), _) if v.is_private() => {
                         v.anon.is_some_and(|l| {
                             l.family == family
                                 && self
@@ -175,15 +215,61 @@ impl World {
                 }
                 _ => false,
             };
+            let swapped = self.pages.swap_slot(page).is_some();
+            if let Some(slot) = self.pages.swap_slot(page) {
+                ensure!(
+                    self.pages.swap.lookup(slot) == Some(page),
+                    "{page:?}: in swap slot {slot}, whose cache holds {:?}",
+                    self.pages.swap.lookup(slot)
+                );
+            }
+            let pins = u32::from(cached) + u32::from(swapped);
             ensure!(
-                self.pages.pins(page) == u32::from(cached),
-                "{page:?}: {} pins, expected {}",
-                self.pages.pins(page),
-                u32::from(cached)
+                self.pages.pins(page) == pins,
+                "{page:?}: {} pins, expected {pins}",
+                self.pages.pins(page)
             );
-            ensure!(want > 0 || cached, "{page:?} is live but unreferenced");
+            ensure!(
+                want > 0 || cached || swapped,
+                "{page:?} is live but unreferenced"
+            );
         }
         ensure!(maps.is_empty(), "PTEs map free pages {:?}", maps.keys());
+        self.check_swap(&entries)
+    }
+
+    /// Every swap slot against the swap entries found in PTEs: a slot is in
+    /// use iff an entry names it or it caches a page, and counts its entries.
+    fn check_swap(&self, entries: &BTreeMap<u32, u32>) -> Result<(), String> {
+        let swap = &self.pages.swap;
+        let mut used = 0;
+        for slot in 0..self.pages.capacity() {
+            let n = entries.get(&slot).copied().unwrap_or(0);
+            let cached = swap.lookup(slot);
+            ensure!(
+                swap.is_used(slot) == (n > 0 || cached.is_some()),
+                "swap slot {slot}: in use {} with {n} entries and cache {cached:?}",
+                swap.is_used(slot)
+            );
+            ensure!(
+                swap.count(slot) == n,
+                "swap slot {slot}: count {} but {n} PTEs name it",
+                swap.count(slot)
+            );
+            if let Some(page) = cached {
+                ensure!(
+                    self.pages.swap_slot(page) == Some(slot),
+                    "swap slot {slot} caches {page:?}, which names {:?}",
+                    self.pages.swap_slot(page)
+                );
+            }
+            used += u32::from(swap.is_used(slot));
+        }
+        ensure!(
+            used == swap.used(),
+            "{} slots counted in use, {used} found",
+            swap.used()
+        );
         Ok(())
     }
 
@@ -198,7 +284,11 @@ impl World {
             Mapping::File { space } => Locked::Space(space, &self.spaces[space.index()]),
         };
         let mut visits = Vec::new();
-        walk::rmap_walk(locked, &self.pages, page, |v| visits.push(v)).ok_or("walk raced")?;
+        walk::rmap_walk(locked, &self.pages, page, |v| {
+            visits.push(v);
+            ControlFlow::Continue(())
+        })
+        .ok_or("walk raced")?;
         visits.sort();
         let mut want = Vec::new();
         let mut mapped_want = BTreeSet::new();
@@ -243,7 +333,7 @@ impl World {
     /// to its anon_vma (by the vma's chain, not the tree), or mapping its file.
     fn may_map(&self, v: &Vma, mapping: Mapping) -> bool {
         match (mapping, v.backing, v.anon) {
-            (Mapping::Anon { family, anon_vma }, Backing::Anon, Some(l)) if l.family == family => {
+            (Mapping::Anon { family, anon_vma }, _, Some(l)) if l.family == family => {
                 let f = self.family(family);
                 f.chain(Some(l.chain))
                     .any(|a| f.avc(a).anon_vma == anon_vma)

@@ -6,21 +6,23 @@
 //!
 //! | operation | kernel | steps, in order |
 //! |---|---|---|
-//! | [`dup_mmap`] | kernel/fork.c dup_mmap | per parent vma: anon_vma_fork (root WRITE for the clone, again for the child's own anon_vma), or an i_mmap insert (i_mmap WRITE), then copy_pte_range |
-//! | [`teardown`] | exit_mmap, do_vmi_munmap | unmap_vmas (PTEs only), then free_pgtables' unlinks, each under its family's root or its file's i_mmap |
-//! | [`split`] | __split_vma | anon_vma_clone (root WRITE), then vma_prepare/vma_complete's re-key (i_mmap WRITE, root WRITE) |
+//! | [`dup_mmap`] | kernel/fork.c dup_mmap | per parent vma: anon_vma_fork (root WRITE for the clone, again for the child's own anon_vma; in the 2.6.2x list layout one anon_vma_link), an i_mmap insert (i_mmap WRITE), or both for a private file vma, then copy_pte_range |
+//! | [`teardown`] | exit_mmap, do_vmi_munmap | unmap_vmas (PTEs and swap entries), then free_pgtables' unlinks: unlink_anon_vmas' pass (root WRITE) and, if it emptied anon_vmas, anon_vma_free (root WRITE again); file vmas under their i_mmap, in batches of 8 (2024+) or one by one |
+//! | [`split`] | __split_vma | vma_start_write (6.4+), anon_vma_clone (root WRITE), then vma_prepare/vma_complete's re-key (i_mmap WRITE, root WRITE) |
 //! | [`merge`] | vma_merge | the commit (i_mmap WRITE, root WRITE), then the removed vma's unlink_anon_vmas (root WRITE) |
 
 use super::anon_vma::{self, FamilyFate};
+use super::era::FileUnlink;
 use super::family::Family;
 use super::fork::{self, ForkClone, ForkStep};
 use super::ids::MmId;
 use super::lock_req::{LockReq, LockSet, LockTarget};
-use super::mm::{Mm, Vma};
+use super::mm::{AnonLink, Mm, Vma};
 use super::page::PagePool;
 use super::split;
 use super::step_locks::{StepParts, TakeStepLocks};
 use super::unmap::{self, UnlinkStep};
+use super::vma_lock;
 use std::sync::atomic::AtomicU32;
 
 /// dup_mmap's per-vma steps: the child of `parent` (id `child_id`, page
@@ -39,20 +41,16 @@ pub fn dup_mmap(
         let pvma = parent.vma(step.start()).expect("planned vma");
         match step {
             ForkStep::Anon { .. } => {
-                // anon_vma_fork: the root WRITE for the clone, then again for
-                // the child's own anon_vma if nothing was reused.
-                let clone = {
-                    let mut held = locks.lock_step(step.locks());
-                    fork::anon_vma_fork_clone(pvma, child_id, family(&mut held))
-                };
-                let link = match clone {
-                    ForkClone::Done(link) => link,
-                    ForkClone::NeedsOwn(chain) => {
-                        let mut held = locks.lock_step(step.locks());
-                        fork::anon_vma_fork_own(pvma, child_id, family(&mut held), chain)
-                    }
-                };
+                let link = anon_vma_fork(locks, &step, pvma, child_id);
                 fork::insert_anon_vma(pvma, &mut child, link);
+            }
+            ForkStep::PrivateFile { .. } => {
+                // The anon part first, then the i_mmap insert (dup_mmap's
+                // anon_vma_fork, then vma_link's __vma_link_file).
+                let link = anon_vma_fork(locks, &step, pvma, child_id);
+                let mut held = locks.lock_step(step.file_locks());
+                let space = held.space().expect("a PrivateFile step locks its i_mmap");
+                fork::dup_private_file_vma(pvma, child_id, &mut child, space, Some(link));
             }
             ForkStep::Bare { .. } => fork::dup_bare_vma(pvma, &mut child),
             ForkStep::File { .. } => {
@@ -66,12 +64,36 @@ pub fn dup_mmap(
     child
 }
 
+/// anon_vma_fork of the anon part of `step` (Anon or PrivateFile): the root
+/// WRITE for the clone (or, in the list layout, the one link), then again
+/// for the child's own anon_vma if nothing was reused.
+fn anon_vma_fork(
+    locks: &mut impl TakeStepLocks,
+    step: &ForkStep,
+    pvma: &Vma,
+    child_id: MmId,
+) -> AnonLink {
+    let clone = {
+        let mut held = locks.lock_step(step.locks());
+        fork::anon_vma_fork_first(pvma, child_id, family(&mut held))
+    };
+    match clone {
+        ForkClone::Done(link) => link,
+        ForkClone::NeedsOwn(chain) => {
+            let mut held = locks.lock_step(step.locks());
+            fork::anon_vma_fork_own(pvma, child_id, family(&mut held), chain)
+        }
+    }
+}
+
 /// unmap_vmas then free_pgtables over `vmas`, already out of their mm (page
-/// table `ptes`). A family whose last anon_vma goes is emptied under its root
-/// WRITE (a walker that reaches the slot later finds it empty) and its slot
-/// given back after the lock is released.
+/// table `ptes`), file vmas unlinked as `unlink` says. A family whose last
+/// anon_vma goes is emptied under its root WRITE (a walker that reaches the
+/// slot later finds it empty) and its slot given back after the lock is
+/// released.
 pub fn teardown(
     locks: &mut impl TakeStepLocks,
+    unlink: FileUnlink,
     vmas: &mut [Vma],
     ptes: &[AtomicU32],
     pages: &PagePool,
@@ -79,18 +101,31 @@ pub fn teardown(
     for v in vmas.iter() {
         unmap::zap_vma(v, ptes, pages);
     }
-    for step in unmap::free_pgtables_plan(vmas) {
-        let mut held = locks.lock_step(step.locks());
+    for step in unmap::free_pgtables_plan(unlink, vmas) {
         match step {
             UnlinkStep::Anon { vma, family } => {
-                let f = held.family().expect("an Anon unlink locks its family");
-                if anon_vma::unlink_anon_vmas(&mut vmas[vma], f) == FamilyFate::Gone {
+                let emptied = {
+                    let mut held = locks.lock_step(step.locks());
+                    let f = held.family().expect("an Anon unlink locks its family");
+                    anon_vma::unlink_avcs(&mut vmas[vma], f)
+                };
+                if emptied.is_empty() {
+                    continue;
+                }
+                // anon_vma_free: the root again, to serialise with a walker
+                // in folio_lock_anon_vma_read.
+                let mut held = locks.lock_step(anon_vma::anon_vma_free_locks(family));
+                let f = held.family().expect("anon_vma_free locks its family");
+                if anon_vma::anon_vma_free(f, &emptied) == FamilyFate::Gone {
                     held.clear_family();
                     drop(held);
                     locks.free_family(family);
                 }
             }
-            UnlinkStep::File { vmas: batch, .. } => {
+            UnlinkStep::File {
+                vmas: ref batch, ..
+            } => {
+                let mut held = locks.lock_step(step.locks());
                 let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
                 let space = held.space().expect("a File unlink locks its i_mmap");
                 unmap::unlink_file_step(&batch, space);
@@ -105,6 +140,7 @@ pub fn split(locks: &mut impl TakeStepLocks, mm_id: MmId, mm: &mut Mm, at: u32) 
     let Some(plan) = split::split_plan(mm, at) else {
         return false;
     };
+    vma_lock::vma_start_write(mm, plan.start);
     let pending = {
         let mut held = locks.lock_step(plan.clone);
         split::split_clone(mm_id, mm, &plan, held.family())
@@ -112,6 +148,7 @@ pub fn split(locks: &mut impl TakeStepLocks, mm_id: MmId, mm: &mut Mm, at: u32) 
     let mut held = locks.lock_step(plan.commit);
     let (family, space) = held.parts();
     split::split_commit(mm_id, mm, &plan, pending, family, space);
+    vma_lock::vma_end_write_all(mm);
     true
 }
 
@@ -214,11 +251,17 @@ mod tests {
         );
         assert_eq!(forked.vmas().len(), 2);
         rec.seen.clear();
-        teardown(&mut rec, &mut forked.vmas, cpt, &w.pages);
+        teardown(&mut rec, FileUnlink::Batch, &mut forked.vmas, cpt, &w.pages);
+        // unlink_anon_vmas' pass, then anon_vma_free of the child's own
+        // (now empty) anon_vma under the root again; the parent keeps the
+        // family, so its slot is not freed.
         assert_eq!(
             rec.seen,
-            ["anon_vma_root(fam0) write", "i_mmap(file0) write"],
-            "the parent keeps the family: no free"
+            [
+                "anon_vma_root(fam0) write",
+                "anon_vma_root(fam0) write",
+                "i_mmap(file0) write"
+            ],
         );
     }
 
@@ -236,10 +279,11 @@ mod tests {
             seen: Vec::new(),
         };
         let ptes = w.page_tables.table(a).unwrap();
-        teardown(&mut rec, &mut vmas, ptes, &w.pages);
+        teardown(&mut rec, FileUnlink::Batch, &mut vmas, ptes, &w.pages);
         assert_eq!(
             rec.seen,
             [
+                "anon_vma_root(fam0) write",
                 "anon_vma_root(fam0) write",
                 "free fam0",
                 "i_mmap(file0) write",

@@ -11,6 +11,7 @@
 //! chain (reuse) or a new child of the parent's, so every AVC of one vma points
 //! into one family and a walker never crosses families.
 
+use super::era::RmapLayout;
 use super::ids::{AnonVmaId, AvcId, MmId};
 use super::interval_tree::{HasNode, NIL, TreeNode, TreeRoot};
 use super::slots::slab_bytes;
@@ -138,9 +139,14 @@ impl VmaKey {
 /// Everything under one root anon_vma: one lock domain.
 #[derive(Debug)]
 pub struct Family {
-    /// The root anon_vma (`anon_vma->root` of every member). Fixed for the
+    /// The root anon_vma (`anon_vma->root` of every member): always
+    /// [`Family::ROOT`], the first entry of the arena. Fixed for the
     /// family's life.
     pub(crate) root: AnonVmaId,
+    /// How its vmas link to it (the world's era): with
+    /// [`RmapLayout::List`] the root is the only anon_vma and a walk visits
+    /// every vma on it. Fixed.
+    pub(crate) layout: RmapLayout,
     /// The family's anon_vmas (the kernel's anon_vma slab cache). Guarded by
     /// the root rwsem.
     pub(crate) anon_vmas: Slab<AnonVma>,
@@ -150,9 +156,14 @@ pub struct Family {
 }
 
 impl Family {
+    /// The root's id in every family. The root is allocated first and freed
+    /// last, so its id never changes: a fault can name a family's root
+    /// without its lock, as the kernel reads the immutable `anon_vma->root`.
+    pub const ROOT: AnonVmaId = AnonVmaId(0);
+
     /// A family with only its root anon_vma (`anon_vma_alloc` +
     /// `num_children++` for the self-parent link, as `__anon_vma_prepare` does).
-    pub fn new_root() -> Self {
+    pub fn new_root(layout: RmapLayout) -> Self {
         let mut anon_vmas = Slab::new();
         let root = AnonVmaId(anon_vmas.vacant_key() as u32);
         anon_vmas.insert(AnonVma {
@@ -162,8 +173,10 @@ impl Family {
             refcount: 1,
             tree: TreeRoot::default(),
         });
+        debug_assert_eq!(root, Family::ROOT);
         Family {
             root,
+            layout,
             anon_vmas,
             avcs: Slab::new(),
         }
@@ -171,6 +184,11 @@ impl Family {
 
     pub fn root(&self) -> AnonVmaId {
         self.root
+    }
+
+    /// The era's layout this family was built in.
+    pub fn layout(&self) -> RmapLayout {
+        self.layout
     }
 
     pub fn anon_vma(&self, id: AnonVmaId) -> &AnonVma {

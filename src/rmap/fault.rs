@@ -5,11 +5,30 @@
 //! first-fault `__anon_vma_prepare` is its own step, see
 //! [`anon_vma`](super::anon_vma)).
 //!
+//! | PTE / vma                      | kernel                  | result |
+//! |--------------------------------|-------------------------|--------|
+//! | none, anon                     | do_anonymous_page       | [`Fault::NewAnon`] |
+//! | none, shared file              | do_shared_fault         | [`Fault::File`], writable |
+//! | none, private file, read       | do_read_fault           | [`Fault::File`], read-only |
+//! | none, private file, write      | do_cow_fault            | [`Fault::CowFile`] (a copy of the page-cache page) |
+//! | swap entry                     | do_swap_page            | [`Fault::SwapIn`] (see [`super::swap`]) |
+//! | read-only, write, private      | do_wp_page: wp_page_reuse or wp_page_copy | [`Fault::Reuse`] / [`Fault::Cow`] |
+//!
+//! do_swap_page maps the page writable only for a write to an exclusive one
+//! (the faulter held the slot's only entry and read it in); a write to a
+//! shared one maps it read-only and then COWs it at once (do_swap_page calls
+//! do_wp_page), and wp_page_reuse never reuses a page still in the swap cache
+//! (other entries will map it) or a page-cache page.
+//!
 //! Modelling choices:
 //! - The zero page is not modelled: a read fault on an untouched anonymous
 //!   page allocates a private page as a write fault would.
-//! - Shared file PTEs are always writable (MAP_SHARED, PROT_WRITE).
+//! - Shared file PTEs are always writable (MAP_SHARED, PROT_WRITE); private
+//!   file vmas are writable (a data segment), so a write COWs.
+//! - A private file vma's write fault needs its anon_vma first, like an anon
+//!   vma's first fault (the caller runs `__anon_vma_prepare`).
 
+use super::family::Family;
 use super::ids::PageId;
 use super::mm::{Backing, Vma};
 use super::page::{Mapping, PagePool};
@@ -33,8 +52,43 @@ pub enum Fault {
     /// wp_page_reuse: a write to a write-protected page only this PTE maps;
     /// the page moves to the vma's anon_vma (folio_move_anon_rmap).
     Reuse(PageId),
+    /// do_cow_fault: a write to an unmapped page of a private file vma made
+    /// an anon copy `new` of the page-cache page `file` (`read_in` if that
+    /// had to be read into the cache first).
+    CowFile {
+        file: PageId,
+        read_in: bool,
+        new: PageId,
+    },
+    /// do_swap_page: a swap entry mapped back; `cache_hit` if another
+    /// faulter had read the page into the swap cache already; `cow` the
+    /// private copy a write to a shared one made at once.
+    SwapIn {
+        page: PageId,
+        cache_hit: bool,
+        cow: Option<PageId>,
+    },
     /// The PTE changed under the fault (a racing walker or fault); retry.
     Retry,
+}
+
+impl Fault {
+    /// Pages this fault allocated (they join the LRU: folio_add_lru).
+    pub fn new_pages(&self) -> impl Iterator<Item = PageId> {
+        let (a, b) = match *self {
+            Fault::NewAnon(p) => (Some(p), None),
+            Fault::File { page, read_in } => (read_in.then_some(page), None),
+            Fault::Cow { new, .. } => (Some(new), None),
+            Fault::CowFile { file, read_in, new } => (Some(new), read_in.then_some(file)),
+            Fault::SwapIn {
+                page,
+                cache_hit,
+                cow,
+            } => ((!cache_hit).then_some(page), cow),
+            Fault::Hit | Fault::Reuse(_) | Fault::Retry => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
 }
 
 /// The page pool is full: the engine's cue to reclaim.
@@ -54,16 +108,20 @@ pub fn handle_mm_fault(
     assert!(vma.contains(addr), "{addr} outside {vma:?}");
     let slot = &ptes[addr as usize];
     let old = pte::load(slot);
+    if let Some(swap) = old.swap_slot() {
+        return do_swap_page(vma, addr, write, slot, old, swap, pages);
+    }
     let Some(page) = old.page() else {
         return match vma.backing {
             Backing::Anon => do_anonymous_page(vma, addr, write, slot, pages),
-            Backing::File { space, .. } => {
-                do_shared_fault(vma, addr, write, slot, pages, &caches[space.index()])
+            Backing::File { private, .. } if private && write => {
+                do_cow_fault(vma, addr, slot, pages, caches)
             }
+            Backing::File { .. } => do_file_fault(vma, addr, write, slot, pages, caches),
         };
     };
     // Only private (COW) mappings have write-protected PTEs.
-    if write && !old.writable() && vma.is_anon() {
+    if write && !old.writable() && vma.is_private() {
         return do_wp_page(vma, addr, old, page, slot, pages);
     }
     let bits = if write { YOUNG | DIRTY } else { YOUNG };
@@ -121,17 +179,18 @@ fn do_anonymous_page(
     })
 }
 
-fn do_shared_fault(
+/// The page-cache page of a file vma's page `addr`, read in if missing, and
+/// whether it was; the page cache holds a reference on it.
+fn file_page(
     vma: &Vma,
     addr: u32,
-    write: bool,
-    slot: &AtomicU32,
     pages: &PagePool,
-    cache: &PageCache,
-) -> Result<Fault, OutOfPages> {
+    caches: &[PageCache],
+) -> Result<(PageId, bool), OutOfPages> {
     let Backing::File { space, .. } = vma.backing else {
-        unreachable!("shared fault on an anonymous vma")
+        unreachable!("file fault on an anonymous vma")
     };
+    let cache = &caches[space.index()];
     let index = vma.pgoff_of(addr);
     let (page, read_in) = match cache.get(index) {
         Some(p) => (p, false),
@@ -149,8 +208,25 @@ fn do_shared_fault(
             }
         }
     };
+    Ok((page, read_in))
+}
+
+/// do_shared_fault, or do_read_fault of a private file vma (read-only PTE).
+fn do_file_fault(
+    vma: &Vma,
+    addr: u32,
+    write: bool,
+    slot: &AtomicU32,
+    pages: &PagePool,
+    caches: &[PageCache],
+) -> Result<Fault, OutOfPages> {
+    let (page, read_in) = file_page(vma, addr, pages, caches)?;
     pages.map(page);
-    let flags = YOUNG | WRITE | if write { DIRTY } else { 0 };
+    let flags = if vma.is_private() {
+        YOUNG
+    } else {
+        YOUNG | WRITE | if write { DIRTY } else { 0 }
+    };
     let done = install(slot, Pte::NONE, Pte::new(page, flags), page, pages);
     Ok(if done {
         Fault::File { page, read_in }
@@ -159,7 +235,93 @@ fn do_shared_fault(
     })
 }
 
-/// do_wp_page on a write-protected anon PTE.
+/// do_cow_fault: a write to an unmapped page of a private file vma copies
+/// the page-cache page into a new anon page of the vma's anon_vma.
+fn do_cow_fault(
+    vma: &Vma,
+    addr: u32,
+    slot: &AtomicU32,
+    pages: &PagePool,
+    caches: &[PageCache],
+) -> Result<Fault, OutOfPages> {
+    let (file, read_in) = file_page(vma, addr, pages, caches)?;
+    let new = pages
+        .alloc(anon_mapping(vma), vma.pgoff_of(addr))
+        .ok_or(OutOfPages)?;
+    pages.map(new);
+    let done = install(
+        slot,
+        Pte::NONE,
+        Pte::new(new, YOUNG | DIRTY | WRITE),
+        new,
+        pages,
+    );
+    pages.unpin(new);
+    Ok(if done {
+        Fault::CowFile { file, read_in, new }
+    } else {
+        Fault::Retry
+    })
+}
+
+/// do_swap_page on a swap entry for `swap` (see [`super::swap`]).
+fn do_swap_page(
+    vma: &Vma,
+    addr: u32,
+    write: bool,
+    slot: &AtomicU32,
+    old: Pte,
+    swap: u32,
+    pages: &PagePool,
+) -> Result<Fault, OutOfPages> {
+    let link = vma.anon.expect("a swap entry in a vma without anon_vma");
+    let (page, cache_hit) = match pages.swap.lookup(swap) {
+        // The swap cache's pin keeps it live: this pin cannot fail unless
+        // reclaim dropped it meanwhile, and then the slot has no page.
+        Some(p) if pages.pin(p) => (p, true),
+        _ => {
+            // __folio_set_anon: exclusive to this vma, or the family's root.
+            let exclusive = pages.swap.count(swap) == 1;
+            let anon_vma = if exclusive {
+                link.anon_vma
+            } else {
+                Family::ROOT
+            };
+            let mapping = Mapping::Anon {
+                family: link.family,
+                anon_vma,
+            };
+            let p = pages
+                .swap
+                .read_in(pages, swap, mapping, vma.pgoff_of(addr))?;
+            (p, false)
+        }
+    };
+    let exclusive = !cache_hit && pages.swap.count(swap) == 1;
+    let flags = YOUNG | if exclusive && write { WRITE | DIRTY } else { 0 };
+    pages.map(page);
+    let new = Pte::new(page, flags);
+    if !install(slot, old, new, page, pages) {
+        pages.unpin(page);
+        return Ok(Fault::Retry);
+    }
+    pages.swap.put(pages, swap);
+    pages.unpin(page);
+    let cow = match write && !exclusive {
+        true => match do_wp_page(vma, addr, new, page, slot, pages)? {
+            Fault::Cow { new, .. } => Some(new),
+            _ => None,
+        },
+        false => None,
+    };
+    Ok(Fault::SwapIn {
+        page,
+        cache_hit,
+        cow,
+    })
+}
+
+/// do_wp_page on a write-protected PTE of a private vma.
 fn do_wp_page(
     vma: &Vma,
     addr: u32,
@@ -169,7 +331,10 @@ fn do_wp_page(
     pages: &PagePool,
 ) -> Result<Fault, OutOfPages> {
     let mapping = anon_mapping(vma);
-    if pages.mapcount(page) == 1 {
+    let reusable = matches!(pages.mapping(page), Some(Mapping::Anon { .. }))
+        && pages.mapcount(page) == 1
+        && pages.swap_slot(page).is_none();
+    if reusable {
         // Only this PTE maps it: reuse in place; the page now belongs to this
         // vma's anon_vma, so later walks search the narrowest tree.
         pages.set_mapping(page, mapping);

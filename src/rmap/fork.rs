@@ -8,14 +8,17 @@
 //! | vma                      | step                                      | lock |
 //! |--------------------------|-------------------------------------------|------|
 //! | anon, has an anon_vma    | [`anon_vma_clone`](super::anon_vma::anon_vma_clone), then, unless it reused one, [`anon_vma_fork_own`](super::anon_vma::anon_vma_fork_own) | root WRITE, twice |
+//! | the same, list layout (2.6.2x) | [`anon_vma_link`](super::anon_vma::anon_vma_link) | root WRITE, once |
 //! | anon, never faulted      | [`dup_bare_vma`]                          | none |
-//! | shared file              | [`dup_file_vma`] (vma_interval_tree_insert_after) | i_mmap WRITE |
+//! | file without anon_vma    | [`dup_file_vma`] (vma_interval_tree_insert_after) | i_mmap WRITE |
+//! | private file with an anon_vma | the anon steps above, then [`dup_private_file_vma`] | root WRITE, then i_mmap WRITE |
 //!
-//! then [`copy_pte_range`] under the PTLs (here: atomics), for anon vmas only:
-//! shared file mappings without an anon_vma are refaulted by the child
-//! (vma_needs_copy).
+//! then [`copy_pte_range`] under the PTLs (here: atomics), for vmas with an
+//! anon_vma only: file mappings without one are refaulted by the child
+//! (vma_needs_copy). Swap entries are copied too (swap_duplicate).
 
 use super::anon_vma::{self, Chain};
+use super::era::RmapLayout;
 use super::family::Family;
 use super::ids::{FamilyId, MmId, SpaceId};
 use super::lock_req::{LockReq, LockSet, LockTarget};
@@ -40,8 +43,17 @@ pub enum ForkStep {
     Anon { start: u32, family: FamilyId },
     /// Anon vma never faulted: copied with no rmap work.
     Bare { start: u32 },
-    /// Shared file vma: linked into the file's i_mmap next to the parent's.
+    /// File vma without an anon_vma: linked into the file's i_mmap next to
+    /// the parent's.
     File { start: u32, space: SpaceId },
+    /// Private file vma with an anon_vma: anon_vma_fork under the family's
+    /// root ([`locks`](ForkStep::locks)), then the i_mmap insert
+    /// ([`file_locks`](ForkStep::file_locks)), as dup_mmap orders them.
+    PrivateFile {
+        start: u32,
+        space: SpaceId,
+        family: FamilyId,
+    },
 }
 
 impl ForkStep {
@@ -50,18 +62,30 @@ impl ForkStep {
         match *self {
             ForkStep::Anon { start, .. }
             | ForkStep::Bare { start }
-            | ForkStep::File { start, .. } => start,
+            | ForkStep::File { start, .. }
+            | ForkStep::PrivateFile { start, .. } => start,
         }
     }
 
-    /// The rmap lock of this step (taken on top of [`fork_locks`]).
+    /// The rmap lock of this step (taken on top of [`fork_locks`]); for a
+    /// PrivateFile step, that of its anon part.
     pub fn locks(&self) -> LockSet {
         match *self {
-            ForkStep::Anon { family, .. } => {
+            ForkStep::Anon { family, .. } | ForkStep::PrivateFile { family, .. } => {
                 LockSet::one(LockReq::write(LockTarget::AnonVmaRoot(family)))
             }
             ForkStep::Bare { .. } => LockSet::NONE,
             ForkStep::File { space, .. } => LockSet::one(LockReq::write(LockTarget::IMmap(space))),
+        }
+    }
+
+    /// A PrivateFile step's second lock hold: the i_mmap insert.
+    pub fn file_locks(&self) -> LockSet {
+        match *self {
+            ForkStep::PrivateFile { space, .. } | ForkStep::File { space, .. } => {
+                LockSet::one(LockReq::write(LockTarget::IMmap(space)))
+            }
+            _ => LockSet::NONE,
         }
     }
 }
@@ -72,7 +96,12 @@ pub fn fork_plan(parent: &Mm) -> Vec<ForkStep> {
         .vmas()
         .iter()
         .map(|v| match (v.backing, v.anon) {
-            (Backing::File { space, .. }, _) => ForkStep::File {
+            (Backing::File { space, .. }, Some(link)) => ForkStep::PrivateFile {
+                start: v.start,
+                space,
+                family: link.family,
+            },
+            (Backing::File { space, .. }, None) => ForkStep::File {
                 start: v.start,
                 space,
             },
@@ -90,6 +119,8 @@ fn vm_area_dup(pvma: &Vma, backing: Backing) -> Vma {
     Vma {
         backing,
         anon: None,
+        // vma_init_lock: a new vma is not write-locked.
+        vm_lock_seq: 0,
         ..pvma.clone()
     }
 }
@@ -101,6 +132,19 @@ pub enum ForkClone {
     Done(AnonLink),
     /// No reusable anon_vma: [`anon_vma_fork_own`] must link a new one.
     NeedsOwn(Chain),
+}
+
+/// The first (or only) root WRITE hold of forking `pvma`'s anon links, in the
+/// family's layout: anon_vma_fork's clone (chain), or anon_vma_link (list,
+/// always complete).
+pub fn anon_vma_fork_first(pvma: &Vma, child: MmId, family: &mut Family) -> ForkClone {
+    match family.layout() {
+        RmapLayout::Chain => anon_vma_fork_clone(pvma, child, family),
+        RmapLayout::List => {
+            let plink = pvma.anon.expect("fork step Anon on a vma without anon_vma");
+            ForkClone::Done(anon_vma::anon_vma_link(family, pvma.key(child), &plink))
+        }
+    }
 }
 
 /// anon_vma_fork, first half (root WRITE): clone the parent vma's chain.
@@ -136,33 +180,66 @@ pub fn dup_bare_vma(pvma: &Vma, child: &mut Mm) {
     child.insert(vm_area_dup(pvma, Backing::Anon));
 }
 
-/// Copy a shared file vma and link it into the file's i_mmap (i_mmap WRITE).
+/// Copy a file vma without an anon_vma and link it into the file's i_mmap
+/// (i_mmap WRITE).
 pub fn dup_file_vma(pvma: &Vma, child_id: MmId, child: &mut Mm, space: &mut AddressSpace) {
-    let Backing::File { space: sid, .. } = pvma.backing else {
+    dup_private_file_vma(pvma, child_id, child, space, None);
+}
+
+/// Copy a file vma with the anon links its anon steps built (None: it has
+/// none) and link it into the file's i_mmap (i_mmap WRITE).
+pub fn dup_private_file_vma(
+    pvma: &Vma,
+    child_id: MmId,
+    child: &mut Mm,
+    space: &mut AddressSpace,
+    anon: Option<AnonLink>,
+) {
+    let Backing::File {
+        space: sid,
+        private,
+        ..
+    } = pvma.backing
+    else {
         panic!("dup_file_vma on an anonymous vma");
     };
     let entry = space.insert(pvma.key(child_id));
-    child.insert(vm_area_dup(pvma, Backing::File { space: sid, entry }));
+    let mut vma = vm_area_dup(
+        pvma,
+        Backing::File {
+            space: sid,
+            entry,
+            private,
+        },
+    );
+    vma.anon = anon;
+    child.insert(vma);
 }
 
-/// copy_pte_range for a private (COW) vma: every present parent PTE is
-/// write-protected in the parent and copied write-protected and old into the
-/// child (__copy_present_pte: ptep_set_wrprotect, pte_wrprotect, pte_mkold),
-/// and the page gains a mapping (folio_dup_file_rmap / page_dup_rmap).
-/// Returns the PTEs copied.
+/// copy_pte_range for a private (COW) vma with an anon_vma: every present
+/// parent PTE is write-protected in the parent and copied write-protected and
+/// old into the child (__copy_present_pte: ptep_set_wrprotect, pte_wrprotect,
+/// pte_mkold), and the page gains a mapping (folio_dup_file_rmap /
+/// page_dup_rmap); a swap entry is copied and its slot counts one more
+/// (copy_nonpresent_pte -> swap_duplicate). Returns the present PTEs copied.
 pub fn copy_pte_range(
     pvma: &Vma,
     parent: &[AtomicU32],
     child: &[AtomicU32],
     pages: &PagePool,
 ) -> u32 {
-    if !pvma.is_anon() || pvma.anon.is_none() {
+    if pvma.anon.is_none() {
         return 0;
     }
     let mut copied = 0;
     for addr in pvma.start..pvma.end {
         let src = &parent[addr as usize];
         let mut old = pte::load(src);
+        if let Some(slot) = old.swap_slot() {
+            pages.swap.dup(slot);
+            child[addr as usize].store(old.0, Ordering::Release);
+            continue;
+        }
         while let Some(page) = old.page() {
             // Take the child's mapping first: the page cannot be freed between
             // the parent's PTE going read-only and the child's appearing. Take

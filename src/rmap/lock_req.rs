@@ -12,27 +12,52 @@ pub use crate::mode::Mode;
 use serde::Serialize;
 use std::fmt;
 
-/// Which lock: one per mm, one per file, one per anon_vma family (its root).
+/// Which lock: one per mm, one per vma, one per file, one per anon_vma
+/// family (its root), one page_table_lock per mm, one lru_lock.
+///
+/// The first three rmap classes (mmap_lock, i_mmap, anon_vma root) are the
+/// locks under study; the vma lock is a sleeping rw lock of the per-VMA-lock
+/// era (6.4+); page_table_lock and lru_lock are spinlocks held for a few
+/// stores, which an engine may model as plain spin words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum LockTarget {
     /// `mm->mmap_lock` (rw_semaphore): guards the mm's vma set.
     MmapLock(MmId),
+    /// The per-VMA lock of the vma starting at the page (6.4+,
+    /// `vma->vm_lock`, with `vm_lock_seq`): READ by a fault that skips
+    /// mmap_lock (lock_vma_under_rcu), WRITE by vma_start_write under
+    /// mmap_lock WRITE (fork, split, munmap). See [`super::vma_lock`].
+    VmaLock(MmId, u32),
     /// `mapping->i_mmap_rwsem`: guards one file's i_mmap tree.
     IMmap(SpaceId),
     /// `anon_vma->root->rwsem`: guards every anon_vma and AVC of one family.
     AnonVmaRoot(FamilyId),
+    /// `mm->page_table_lock` (spinlock): serialises the first fault's
+    /// setting of `vma->anon_vma` among faults holding mmap_lock READ
+    /// (__anon_vma_prepare).
+    PageTableLock(MmId),
+    /// `lruvec->lru_lock` (spinlock) of the model's one zone: guards its
+    /// active and inactive lists and the isolated count ([`super::lru`]).
+    LruLock,
 }
 
 impl LockTarget {
     /// Rank in the lock order of mm/rmap.c's header comment
-    /// (mmap_lock -> i_mmap_rwsem -> anon_vma->rwsem): a thread may only take
-    /// locks of non-decreasing rank. Two locks of one rank (two mms in fork) are
-    /// ordered by the caller (parent before child, as dup_mmap nests them).
+    /// (mmap_lock -> [vma lock] -> i_mmap_rwsem -> anon_vma->rwsem ->
+    /// mm->page_table_lock or pte_lock -> lruvec->lru_lock): a thread may only
+    /// take locks of non-decreasing rank. Two locks of one rank (two mms in
+    /// fork) are ordered by the caller (parent before child, as dup_mmap nests
+    /// them). The vma lock sits under mmap_lock: vma_start_write is called
+    /// with mmap_lock WRITE held, and a fault holding a vma lock takes no
+    /// mmap_lock.
     pub fn rank(self) -> u8 {
         match self {
             LockTarget::MmapLock(_) => 0,
-            LockTarget::IMmap(_) => 1,
-            LockTarget::AnonVmaRoot(_) => 2,
+            LockTarget::VmaLock(..) => 1,
+            LockTarget::IMmap(_) => 2,
+            LockTarget::AnonVmaRoot(_) => 3,
+            LockTarget::PageTableLock(_) => 4,
+            LockTarget::LruLock => 5,
         }
     }
 }
@@ -70,13 +95,17 @@ impl fmt::Display for LockReq {
             LockTarget::MmapLock(m) => write!(f, "mmap_lock({m:?}) {mode}"),
             LockTarget::IMmap(s) => write!(f, "i_mmap({s:?}) {mode}"),
             LockTarget::AnonVmaRoot(fam) => write!(f, "anon_vma_root({fam:?}) {mode}"),
+            LockTarget::VmaLock(m, start) => write!(f, "vma_lock({m:?}@{start}) {mode}"),
+            LockTarget::PageTableLock(m) => write!(f, "page_table_lock({m:?}) {mode}"),
+            LockTarget::LruLock => write!(f, "lru_lock {mode}"),
         }
     }
 }
 
-/// The locks one step holds at once, in lock order: at most the two rmap locks
-/// `vma_prepare` nests (i_mmap then anon_vma root, mm/vma.c). The mmap_locks of
-/// an operation are held across all its steps and are listed by the operation,
+/// The locks one step holds at once, in lock order: at most two (the two rmap
+/// locks `vma_prepare` nests, i_mmap then anon_vma root, mm/vma.c; or the
+/// root and page_table_lock of `__anon_vma_prepare`). The mmap_locks of an
+/// operation are held across all its steps and are listed by the operation,
 /// not by each step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LockSet {
@@ -126,7 +155,7 @@ mod tests {
         let s = LockSet::one(LockReq::write(LockTarget::IMmap(SpaceId(0))))
             .with(LockReq::write(LockTarget::AnonVmaRoot(FamilyId(3))));
         let ranks: Vec<u8> = s.iter().map(|r| r.target.rank()).collect();
-        assert_eq!(ranks, vec![1, 2]);
+        assert_eq!(ranks, vec![2, 3]);
     }
 
     #[test]

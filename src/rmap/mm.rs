@@ -15,9 +15,10 @@ use super::ids::{AnonVmaId, AvcId, FamilyId, FileVmaId, MmId, SpaceId};
 use super::lock_req::{LockReq, LockTarget};
 
 /// The mmap_lock held across every operation that changes an mm's vmas:
-/// exit, mmap, munmap, split, merge, and the first fault's
-/// `__anon_vma_prepare` (a model deviation, see the [`rmap`](super) doc).
-/// fork holds two ([`fork_locks`](super::fork::fork_locks)).
+/// exit, mmap, munmap, split, merge. fork holds two
+/// ([`fork_locks`](super::fork::fork_locks)); the first fault's
+/// `__anon_vma_prepare` only READ
+/// ([`prepare_mmap_lock`](super::anon_vma::prepare_mmap_lock)).
 pub fn mmap_write_lock(mm: MmId) -> LockReq {
     LockReq::write(LockTarget::MmapLock(mm))
 }
@@ -32,9 +33,17 @@ pub fn mmap_read_lock(mm: MmId) -> LockReq {
 pub enum Backing {
     /// Private anonymous memory (MAP_PRIVATE | MAP_ANONYMOUS).
     Anon,
-    /// A shared file mapping (MAP_SHARED): pages come from the file's page
-    /// cache; `entry` is the vma's node in the file's i_mmap tree.
-    File { space: SpaceId, entry: FileVmaId },
+    /// A file mapping: pages come from the file's page cache; `entry` is the
+    /// vma's node in the file's i_mmap tree. MAP_SHARED (`private` false)
+    /// writes the page-cache page; MAP_PRIVATE (a binary's text, data and
+    /// RELRO) maps it read-only and copies it into an anon page on the first
+    /// write (do_cow_fault / wp_page_copy), so such a vma also gets an
+    /// anon_vma: it is in both the i_mmap tree and an anon_vma family.
+    File {
+        space: SpaceId,
+        entry: FileVmaId,
+        private: bool,
+    },
 }
 
 /// A vma's reverse-map links: its anon_vma, its family (the lock it takes),
@@ -68,8 +77,13 @@ pub struct Vma {
     pub pgoff: u32,
     pub backing: Backing,
     /// None until the first fault (anonymous vmas get an anon_vma lazily,
-    /// `__anon_vma_prepare`); always None for shared file vmas.
+    /// `__anon_vma_prepare`) or, for a private file vma, the first write;
+    /// always None for shared file vmas. Written under mmap_lock WRITE, or
+    /// under mmap_lock READ plus `mm->page_table_lock` by the first fault.
     pub anon: Option<AnonLink>,
+    /// `vm_lock_seq`: equal to the mm's `mm_lock_seq` while the vma is
+    /// write-locked (see [`super::vma_lock`]). mmap_lock WRITE to change.
+    pub vm_lock_seq: u32,
 }
 
 impl Vma {
@@ -101,18 +115,45 @@ impl Vma {
     pub fn is_anon(&self) -> bool {
         self.backing == Backing::Anon
     }
+
+    /// Private memory that can hold anon pages (MAP_PRIVATE anonymous or
+    /// file): what `vma->anon_vma` and COW apply to.
+    pub fn is_private(&self) -> bool {
+        matches!(
+            self.backing,
+            Backing::Anon | Backing::File { private: true, .. }
+        )
+    }
 }
 
 /// A task's address space: vmas sorted by start, non-overlapping.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Mm {
     /// The vma set (the kernel's maple tree), sorted by start. mmap_lock.
     pub(crate) vmas: Vec<Vma>,
+    /// `mm_lock_seq` (6.4 per-VMA locks): bumped by each mmap_write_unlock.
+    /// Starts at 1, so a new vma (`vm_lock_seq` 0) is not write-locked.
+    /// mmap_lock WRITE to change.
+    pub(crate) mm_lock_seq: u32,
+}
+
+impl Default for Mm {
+    fn default() -> Mm {
+        Mm {
+            vmas: Vec::new(),
+            mm_lock_seq: 1,
+        }
+    }
 }
 
 impl Mm {
     pub fn vmas(&self) -> &[Vma] {
         &self.vmas
+    }
+
+    /// The current `mm_lock_seq`.
+    pub fn mm_lock_seq(&self) -> u32 {
+        self.mm_lock_seq
     }
 
     /// Position of the vma containing `addr` (find_vma + containment).

@@ -35,6 +35,7 @@ pub fn mmap_anon(mm: &mut Mm, start: u32, pages: u32) {
         pgoff: start,
         backing: Backing::Anon,
         anon: None,
+        vm_lock_seq: 0,
     });
 }
 
@@ -53,6 +54,22 @@ pub fn mmap_file(
     pgoff: u32,
     space: &mut AddressSpace,
 ) {
+    mmap_file_in(mm_id, mm, start, pages, sid, pgoff, space, false)
+}
+
+/// Map file pages `[pgoff, pgoff + pages)` at `start`, MAP_PRIVATE if
+/// `private` (i_mmap WRITE either way: vma_link_file).
+#[allow(clippy::too_many_arguments)] // the kernel's mmap_region takes as many
+pub fn mmap_file_in(
+    mm_id: MmId,
+    mm: &mut Mm,
+    start: u32,
+    pages: u32,
+    sid: SpaceId,
+    pgoff: u32,
+    space: &mut AddressSpace,
+    private: bool,
+) {
     assert!(
         pgoff + pages <= space.pages(),
         "mapping beyond the file's end"
@@ -63,8 +80,13 @@ pub fn mmap_file(
         pgoff,
         backing: Backing::Anon,
         anon: None,
+        vm_lock_seq: 0,
     };
     let entry = space.insert(vma.key(mm_id));
-    vma.backing = Backing::File { space: sid, entry };
+    vma.backing = Backing::File {
+        space: sid,
+        entry,
+        private,
+    };
     mm.insert(vma);
 }

@@ -25,7 +25,9 @@
 //! | bit 63 clear, 0..32      | file page: the address space id           |
 
 use super::ids::{AnonVmaId, FamilyId, PageId, SpaceId};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use super::slots::BitAlloc;
+use super::swap::SwapSpace;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const FREE: u64 = u64::MAX;
 const ANON: u64 = 1 << 63;
@@ -79,7 +81,7 @@ const MAP_ONE: u32 = 1;
 const PIN_ONE: u32 = 1 << 24;
 const MAPCOUNT_MASK: u32 = PIN_ONE - 1;
 
-/// One page descriptor: 16 bytes.
+/// One page descriptor: 24 bytes.
 #[derive(Debug)]
 pub struct PageDesc {
     /// `folio->mapping` (see the module doc's table). Atomic.
@@ -89,43 +91,46 @@ pub struct PageDesc {
     index: AtomicU32,
     /// Mapcount and pins (see [`MAP_ONE`], [`PIN_ONE`]). Atomic.
     refs: AtomicU32,
+    /// `folio->swap`: the swap slot while the page is in the swap cache, or
+    /// [`NOT_SWAPPED`]. Atomic; set and cleared with the swap cache entry
+    /// (see [`super::swap`]).
+    swap: AtomicU32,
+    /// Allocations of this descriptor so far: tells a stale LRU entry of an
+    /// earlier page in the same slot from the page there now. Atomic.
+    generation: AtomicU32,
 }
+
+/// `PageDesc::swap` of a page not in the swap cache.
+pub const NOT_SWAPPED: u32 = u32::MAX;
 
 /// The pool.
 /// Every field is atomic: no lock.
 pub struct PagePool {
     /// The descriptors, by page id.
     descs: Box<[PageDesc]>,
-    /// One bit per page: set = allocated.
-    used: Box<[AtomicU64]>,
-    /// Word to start the next free-bit search at.
-    hint: AtomicUsize,
-    /// Pages allocated now.
-    live: AtomicU32,
+    /// Which pages are allocated.
+    used: BitAlloc,
+    /// The swap device and its swap cache, where reclaimed anon pages go.
+    pub swap: SwapSpace,
 }
 
 impl PagePool {
+    /// `capacity` pages, and as many swap slots (a page can be in at most
+    /// one slot, and every slot in use holds one page's data).
     pub fn new(capacity: u32) -> Self {
         assert!(capacity <= super::pte::MAX_PAGES);
-        let words = (capacity as usize).div_ceil(64);
-        let used: Box<[AtomicU64]> = (0..words)
-            .map(|w| {
-                // Bits past the capacity are permanently "used".
-                let valid = (capacity as usize - w * 64).min(64);
-                AtomicU64::new(if valid == 64 { 0 } else { !0 << valid })
-            })
-            .collect();
         PagePool {
             descs: (0..capacity)
                 .map(|_| PageDesc {
                     mapping: AtomicU64::new(FREE),
                     index: AtomicU32::new(0),
                     refs: AtomicU32::new(0),
+                    swap: AtomicU32::new(NOT_SWAPPED),
+                    generation: AtomicU32::new(0),
                 })
                 .collect(),
-            used,
-            hint: AtomicUsize::new(0),
-            live: AtomicU32::new(0),
+            used: BitAlloc::new(capacity),
+            swap: SwapSpace::new(capacity),
         }
     }
 
@@ -135,52 +140,51 @@ impl PagePool {
 
     /// Pages allocated now.
     pub fn live(&self) -> u32 {
-        self.live.load(Ordering::Relaxed)
+        self.used.live()
     }
 
     /// Allocate a page for `mapping` at `index` with one pin (the caller's
     /// reference: drop it with [`unpin`](Self::unpin) once mapped, or hand it
     /// to the page cache); None if the pool is full.
     pub fn alloc(&self, mapping: Mapping, index: u32) -> Option<PageId> {
-        let words = self.used.len();
-        let start = self.hint.load(Ordering::Relaxed);
-        for i in 0..words {
-            let w = (start + i) % words;
-            let mut bits = self.used[w].load(Ordering::Relaxed);
-            while bits != !0 {
-                let bit = (!bits).trailing_zeros();
-                let mask = 1u64 << bit;
-                match self.used[w].compare_exchange_weak(
-                    bits,
-                    bits | mask,
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        self.hint.store(w, Ordering::Relaxed);
-                        self.live.fetch_add(1, Ordering::Relaxed);
-                        let id = PageId((w * 64) as u32 + bit);
-                        let d = &self.descs[id.index()];
-                        d.index.store(index, Ordering::Relaxed);
-                        d.refs.store(PIN_ONE, Ordering::Relaxed);
-                        d.mapping.store(mapping.encode(), Ordering::Release);
-                        return Some(id);
-                    }
-                    Err(now) => bits = now,
-                }
-            }
-        }
-        None
+        let id = PageId(self.used.alloc()?);
+        let d = &self.descs[id.index()];
+        d.index.store(index, Ordering::Relaxed);
+        d.refs.store(PIN_ONE, Ordering::Relaxed);
+        d.swap.store(NOT_SWAPPED, Ordering::Relaxed);
+        d.generation.fetch_add(1, Ordering::Relaxed);
+        d.mapping.store(mapping.encode(), Ordering::Release);
+        Some(id)
     }
 
     /// Return a page whose last reference went.
     fn free(&self, page: PageId) {
         let d = &self.descs[page.index()];
+        debug_assert_eq!(
+            d.swap.load(Ordering::Relaxed),
+            NOT_SWAPPED,
+            "{page:?} freed in the swap cache"
+        );
         d.mapping.store(FREE, Ordering::Release);
-        let (w, bit) = (page.index() / 64, page.0 % 64);
-        let prev = self.used[w].fetch_and(!(1u64 << bit), Ordering::Release);
-        debug_assert!(prev & (1 << bit) != 0, "double free of {page:?}");
-        self.live.fetch_sub(1, Ordering::Relaxed);
+        self.used.free(page.0);
+    }
+
+    /// How many times the descriptor was allocated (see the field).
+    pub fn generation(&self, page: PageId) -> u32 {
+        self.descs[page.index()].generation.load(Ordering::Acquire)
+    }
+
+    /// The swap slot of a page in the swap cache (`folio->swap`).
+    pub fn swap_slot(&self, page: PageId) -> Option<u32> {
+        let s = self.descs[page.index()].swap.load(Ordering::Acquire);
+        (s != NOT_SWAPPED).then_some(s)
+    }
+
+    /// Set or clear `folio->swap` (the swap cache does, see [`super::swap`]).
+    pub(crate) fn set_swap_slot(&self, page: PageId, slot: Option<u32>) {
+        self.descs[page.index()]
+            .swap
+            .store(slot.unwrap_or(NOT_SWAPPED), Ordering::Release);
     }
 
     pub fn mapping(&self, page: PageId) -> Option<Mapping> {
@@ -274,30 +278,7 @@ impl PagePool {
     /// a word, so a sparse pool costs a word per 64 free pages, not a load per
     /// free page. None if no page is allocated.
     pub fn next_allocated(&self, from: PageId) -> Option<PageId> {
-        let cap = self.capacity();
-        if cap == 0 {
-            return None;
-        }
-        let start = from.0 % cap;
-        let words = self.used.len();
-        let first = start as usize / 64;
-        for i in 0..=words {
-            let w = (first + i) % words;
-            let mut bits = self.used[w].load(Ordering::Relaxed);
-            if i == 0 {
-                // Only bits at or after `start` in its own word, this lap.
-                bits &= !0u64 << (start % 64);
-            }
-            while bits != 0 {
-                let id = (w * 64) as u32 + bits.trailing_zeros();
-                if id < cap {
-                    return Some(PageId(id));
-                }
-                // Bits past the capacity are permanently set: skip them.
-                bits &= bits - 1;
-            }
-        }
-        None
+        self.used.next_used(from.0).map(PageId)
     }
 
     /// Every allocated page, in id order.
@@ -308,7 +289,7 @@ impl PagePool {
     }
 
     pub fn bytes(&self) -> usize {
-        self.descs.len() * size_of::<PageDesc>() + self.used.len() * size_of::<AtomicU64>()
+        self.descs.len() * size_of::<PageDesc>() + self.used.bytes() + self.swap.bytes()
     }
 }
 

@@ -12,6 +12,7 @@
 //! under its tasklist mutex; the table itself only stores.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Entries of `stride` elements each, in chunks of `chunk_slots` entries.
 ///
@@ -19,19 +20,34 @@ use std::sync::OnceLock;
 /// so a walker reaches a PTE with a single dependent load.
 pub struct Chunked<T> {
     stride: usize,
+    /// Slots per chunk: a power of two, so locating a slot is a shift and a
+    /// mask, not a division (walkers locate one per vma visited).
     chunk_slots: usize,
+    /// log2(chunk_slots).
+    shift: u32,
     chunks: Box<[OnceLock<Box<[T]>>]>,
 }
 
 impl<T> Chunked<T> {
-    /// Room for `chunk_slots * max_chunks` slots; nothing is allocated yet.
+    /// Room for at least `chunk_slots * max_chunks` slots; nothing is
+    /// allocated yet. `chunk_slots` is rounded down to a power of two (a chunk
+    /// never grows past the size asked for) and the chunk count up to match.
     pub fn new(stride: usize, chunk_slots: usize, max_chunks: usize) -> Self {
         assert!(stride > 0 && chunk_slots > 0 && max_chunks > 0);
+        let shift = chunk_slots.ilog2();
+        let pow2 = 1usize << shift;
+        let max_chunks = (chunk_slots * max_chunks).div_ceil(pow2);
         Chunked {
             stride,
-            chunk_slots,
+            chunk_slots: pow2,
+            shift,
             chunks: (0..max_chunks).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// Elements per slot.
+    pub fn stride(&self) -> usize {
+        self.stride
     }
 
     /// Slots this table can ever hold.
@@ -40,7 +56,7 @@ impl<T> Chunked<T> {
     }
 
     fn locate(&self, slot: usize) -> (usize, usize) {
-        let (chunk, within) = (slot / self.chunk_slots, slot % self.chunk_slots);
+        let (chunk, within) = (slot >> self.shift, slot & (self.chunk_slots - 1));
         (chunk, within * self.stride)
     }
 
@@ -102,6 +118,7 @@ impl<T> Chunked<T> {
         Chunked {
             stride: self.stride,
             chunk_slots: self.chunk_slots,
+            shift: self.shift,
             chunks,
         }
     }
@@ -179,17 +196,137 @@ impl IdAlloc {
     }
 }
 
+/// A fixed set of ids `0..capacity` handed out by CAS on a bitmap (set =
+/// allocated): no lock. The page pool's free-page map and the swap device's
+/// slot map (the kernel's swap_map "free" state) are both one of these.
+pub struct BitAlloc {
+    capacity: u32,
+    used: Box<[AtomicU64]>,
+    /// Word to start the next free-bit search at.
+    hint: AtomicUsize,
+    /// Ids allocated now.
+    live: AtomicU32,
+}
+
+impl BitAlloc {
+    pub fn new(capacity: u32) -> Self {
+        let words = (capacity as usize).div_ceil(64);
+        let used = (0..words)
+            .map(|w| {
+                // Bits past the capacity are permanently "used".
+                let valid = (capacity as usize - w * 64).min(64);
+                AtomicU64::new(if valid == 64 { 0 } else { !0 << valid })
+            })
+            .collect();
+        BitAlloc {
+            capacity,
+            used,
+            hint: AtomicUsize::new(0),
+            live: AtomicU32::new(0),
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Ids allocated now.
+    pub fn live(&self) -> u32 {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Take a free id; None if all are taken. Acquire: the previous owner's
+    /// writes (before its [`free`](Self::free)) are visible.
+    pub fn alloc(&self) -> Option<u32> {
+        let words = self.used.len();
+        let start = self.hint.load(Ordering::Relaxed);
+        for i in 0..words {
+            let w = (start + i) % words;
+            let mut bits = self.used[w].load(Ordering::Relaxed);
+            while bits != !0 {
+                let bit = (!bits).trailing_zeros();
+                match self.used[w].compare_exchange_weak(
+                    bits,
+                    bits | 1u64 << bit,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        self.hint.store(w, Ordering::Relaxed);
+                        self.live.fetch_add(1, Ordering::Relaxed);
+                        return Some((w * 64) as u32 + bit);
+                    }
+                    Err(now) => bits = now,
+                }
+            }
+        }
+        None
+    }
+
+    /// Give an allocated id back.
+    pub fn free(&self, id: u32) {
+        let (w, bit) = (id as usize / 64, id % 64);
+        let prev = self.used[w].fetch_and(!(1u64 << bit), Ordering::Release);
+        debug_assert!(prev & (1 << bit) != 0, "double free of id {id}");
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether `id` is allocated.
+    pub fn is_used(&self, id: u32) -> bool {
+        id < self.capacity
+            && self.used[id as usize / 64].load(Ordering::Acquire) & 1 << (id % 64) != 0
+    }
+
+    /// The first allocated id at or after `from`, wrapping around once, 64
+    /// ids a word. None if none is allocated.
+    pub fn next_used(&self, from: u32) -> Option<u32> {
+        let cap = self.capacity;
+        if cap == 0 {
+            return None;
+        }
+        let start = from % cap;
+        let words = self.used.len();
+        let first = start as usize / 64;
+        for i in 0..=words {
+            let w = (first + i) % words;
+            let mut bits = self.used[w].load(Ordering::Relaxed);
+            if i == 0 {
+                // Only bits at or after `start` in its own word, this lap.
+                bits &= !0u64 << (start % 64);
+            }
+            while bits != 0 {
+                let id = (w * 64) as u32 + bits.trailing_zeros();
+                if id < cap {
+                    return Some(id);
+                }
+                // Bits past the capacity are permanently set: skip them.
+                bits &= bits - 1;
+            }
+        }
+        None
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.used.len() * size_of::<AtomicU64>()
+    }
+}
+
 /// Bytes a `slab` arena holds: its capacity (vacant entries included) times
 /// the size of one entry. slab 0.4 stores `enum Entry<T> { Vacant(usize),
 /// Occupied(T) }` (slab-0.4.12/src/lib.rs); the private mirror below has the
 /// same layout.
 pub fn slab_bytes<T>(slab: &slab::Slab<T>) -> usize {
+    slab.capacity() * slab_entry_bytes::<T>()
+}
+
+/// Bytes of one `slab` arena entry holding a `T`.
+pub fn slab_entry_bytes<T>() -> usize {
     #[allow(dead_code)] // only its size is used
     enum Entry<T> {
         Vacant(usize),
         Occupied(T),
     }
-    slab.capacity() * size_of::<Entry<T>>()
+    size_of::<Entry<T>>()
 }
 
 #[cfg(test)]

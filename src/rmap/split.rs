@@ -141,12 +141,17 @@ pub fn split_commit(
     }
     let backing = match vma.backing {
         Backing::Anon => Backing::Anon,
-        Backing::File { space: sid, entry } => {
+        Backing::File {
+            space: sid,
+            entry,
+            private,
+        } => {
             let space = space.expect("splitting a file vma needs its i_mmap");
             space.rekey(entry, key);
             Backing::File {
                 space: sid,
                 entry: space.insert(new.key(mm_id)),
+                private,
             }
         }
     };
@@ -156,6 +161,7 @@ pub fn split_commit(
         pgoff: new.pgoff,
         backing,
         anon: new.anon,
+        vm_lock_seq: mm.mm_lock_seq(),
     });
 }
 
@@ -180,7 +186,18 @@ pub fn merge_plan(mm: &Mm, at: u32) -> Option<MergePlan> {
     let (prev, next) = (mm.vmas().get(i.checked_sub(1)?)?, &mm.vmas()[i]);
     let same_backing = match (prev.backing, next.backing) {
         (Backing::Anon, Backing::Anon) => true,
-        (Backing::File { space: a, .. }, Backing::File { space: b, .. }) => a == b,
+        (
+            Backing::File {
+                space: a,
+                private: pa,
+                ..
+            },
+            Backing::File {
+                space: b,
+                private: pb,
+                ..
+            },
+        ) => a == b && pa == pb,
         _ => false,
     };
     let same_anon = prev.anon.map(|l| l.anon_vma) == next.anon.map(|l| l.anon_vma)

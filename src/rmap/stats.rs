@@ -1,7 +1,9 @@
 //! The figures `rmap-storm inspect` prints about a world.
 
 use super::ids::AnonVmaId;
+use super::sizes::{ObjectSize, object_sizes};
 use super::world::World;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// What a world holds and what walking it costs. Field order is the order
@@ -24,18 +26,24 @@ pub struct WorldStats {
     pub walk_vmas_mean: f64,
     /// vmas visited by page_referenced, worst page.
     pub walk_vmas_max: u64,
+    /// vmas visited by page_referenced, mean over the pages mapped by more
+    /// than one PTE (an AIM7 ancestor's COW-shared pages); 0 if none.
+    pub walk_vmas_mean_shared: f64,
     /// AVC arena bytes (capacity, tree links inside each node, slab tag
     /// included) per AVC.
     pub bytes_per_avc: f64,
     /// Bytes held by every arena and table of the world (capacity).
     pub resident_bytes: u64,
+    /// One object of each kind in the model beside the kernel's.
+    pub sizes: Vec<ObjectSize>,
     /// Wall time to build the world, milliseconds.
     pub build_ms: f64,
 }
 
 impl World {
     /// The world's figures. Runs page_referenced once on every resident page
-    /// (no sampling), so it clears every young bit, as one reclaim pass would.
+    /// (no sampling, in parallel), so it clears every young bit, as one
+    /// reclaim pass would.
     pub fn stats(&self, build_ms: f64) -> WorldStats {
         let mut s = WorldStats {
             tasks: 0,
@@ -47,8 +55,10 @@ impl World {
             hierarchy_depth: 0,
             walk_vmas_mean: 0.0,
             walk_vmas_max: 0,
+            walk_vmas_mean_shared: 0.0,
             bytes_per_avc: 0.0,
             resident_bytes: self.resident_bytes() as u64,
+            sizes: object_sizes(),
             build_ms,
         };
         for (_, mm) in self.live_mms() {
@@ -69,15 +79,23 @@ impl World {
         if s.avcs > 0 {
             s.bytes_per_avc = avc_bytes as f64 / s.avcs as f64;
         }
-        let mut total = 0u64;
-        for page in self.pages.iter_live() {
-            let n = u64::from(self.page_referenced(page).vmas_visited);
-            total += n;
-            s.walk_vmas_max = s.walk_vmas_max.max(n);
-        }
-        if s.pages > 0 {
-            s.walk_vmas_mean = total as f64 / s.pages as f64;
-        }
+        // (vmas visited, shared?) per page; walks are independent reads of
+        // the world (young bits aside), so they run in parallel.
+        let pages: Vec<_> = self.pages.iter_live().collect();
+        let walks: Vec<(u64, bool)> = pages
+            .par_iter()
+            .map(|&page| {
+                let shared = self.pages.mapcount(page) > 1;
+                (u64::from(self.page_referenced(page).vmas_visited), shared)
+            })
+            .collect();
+        let mean = |it: &mut dyn Iterator<Item = u64>| {
+            let (n, sum) = it.fold((0u64, 0u64), |(n, t), v| (n + 1, t + v));
+            if n == 0 { 0.0 } else { sum as f64 / n as f64 }
+        };
+        s.walk_vmas_mean = mean(&mut walks.iter().map(|w| w.0));
+        s.walk_vmas_mean_shared = mean(&mut walks.iter().filter(|w| w.1).map(|w| w.0));
+        s.walk_vmas_max = walks.iter().map(|w| w.0).max().unwrap_or(0);
         s
     }
 

@@ -77,7 +77,10 @@ impl TakeStepLocks for Unlocked<'_> {
             match req.target {
                 LockTarget::IMmap(s) => space = Some(s),
                 LockTarget::AnonVmaRoot(f) => family = Some(f),
-                LockTarget::MmapLock(_) => {
+                LockTarget::MmapLock(_)
+                | LockTarget::VmaLock(..)
+                | LockTarget::PageTableLock(_)
+                | LockTarget::LruLock => {
                     unreachable!("{req}: a step's set holds rmap locks only")
                 }
             }

@@ -2,16 +2,20 @@
 //! kernel does in the same two passes (mm/mmap.c, mm/vma.c):
 //!
 //! 1. unmap_vmas / zap_pte_range: clear every PTE, drop each page's mapping
-//!    (the last reference frees it). PTLs only: here atomics, no step lock.
+//!    (the last reference frees it) and each swap entry's hold on its slot
+//!    (free_swap_and_cache). PTLs only: here atomics, no step lock.
 //! 2. free_pgtables: per vma, unlink it from the reverse map:
 //!    [`unlink_anon_vmas`](super::anon_vma::unlink_anon_vmas) under its
-//!    family's root WRITE (once for all its AVCs),
-//!    or unlink_file_vma_batch under the file's i_mmap WRITE, one lock hold per
-//!    batch of up to [`FILE_BATCH`] vmas of one file.
+//!    family's root WRITE (once for all its AVCs), then for a file vma
+//!    (a private one has both) unlink_file_vma_batch under the file's i_mmap
+//!    WRITE, one lock hold per batch of up to [`FILE_BATCH`] vmas of one file
+//!    (2024+), or one hold per vma before (`world.file_unlink = "single"`:
+//!    unlink_file_vma).
 //!
 //! Held across both passes: the mm's mmap_lock WRITE
 //! ([`mmap_write_lock`](super::mm::mmap_write_lock)).
 
+use super::era::FileUnlink;
 use super::ids::{FamilyId, SpaceId};
 use super::lock_req::{LockReq, LockSet, LockTarget};
 use super::mm::{Backing, Vma};
@@ -24,7 +28,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub const FILE_BATCH: usize = 8;
 
 /// zap_pte_range over a whole vma: clear each present PTE and drop its page's
-/// mapping. Returns the PTEs cleared.
+/// mapping; clear each swap entry and drop its slot's count. Returns the
+/// present PTEs cleared.
 pub fn zap_vma(vma: &Vma, ptes: &[AtomicU32], pages: &PagePool) -> u32 {
     let mut zapped = 0;
     for slot in &ptes[vma.start as usize..vma.end as usize] {
@@ -32,6 +37,8 @@ pub fn zap_vma(vma: &Vma, ptes: &[AtomicU32], pages: &PagePool) -> u32 {
         if let Some(page) = old.page() {
             pages.unmap(page);
             zapped += 1;
+        } else if let Some(swap) = old.swap_slot() {
+            pages.swap.put(pages, swap);
         }
     }
     zapped
@@ -63,25 +70,28 @@ impl UnlinkStep {
 /// The free_pgtables steps for `vmas` (in address order), in the order the
 /// kernel takes their locks: each anon vma's unlink as it is reached; file
 /// vmas gathered into a batch that is flushed when a vma of another file
-/// arrives, when it holds [`FILE_BATCH`], or at the end
+/// arrives, when it holds the era's batch size ([`FileUnlink::batch_size`]:
+/// [`FILE_BATCH`] since 2024, 1 before), or at the end
 /// (unlink_file_vma_batch_add / _final). Anon vmas never faulted have nothing
-/// to unlink, and do not break a batch.
-pub fn free_pgtables_plan(vmas: &[Vma]) -> Vec<UnlinkStep> {
+/// to unlink, and do not break a batch. A private file vma's anon unlink
+/// comes before its file unlink, as free_pgtables calls unlink_anon_vmas
+/// first.
+pub fn free_pgtables_plan(unlink: FileUnlink, vmas: &[Vma]) -> Vec<UnlinkStep> {
+    let most = unlink.batch_size();
     let mut steps = Vec::new();
     let mut batch: Option<(SpaceId, Vec<usize>)> = None;
     for (i, v) in vmas.iter().enumerate() {
-        match (v.backing, v.anon) {
-            (Backing::Anon, Some(link)) => steps.push(UnlinkStep::Anon {
+        if let Some(link) = v.anon {
+            steps.push(UnlinkStep::Anon {
                 vma: i,
                 family: link.family,
-            }),
-            (Backing::Anon, None) => {}
-            (Backing::File { space, .. }, _) => {
-                if let Some((s, b)) = batch.take_if(|(s, b)| *s != space || b.len() == FILE_BATCH) {
-                    steps.push(UnlinkStep::File { vmas: b, space: s });
-                }
-                batch.get_or_insert_with(|| (space, Vec::new())).1.push(i);
+            });
+        }
+        if let Backing::File { space, .. } = v.backing {
+            if let Some((s, b)) = batch.take_if(|(s, b)| *s != space || b.len() == most) {
+                steps.push(UnlinkStep::File { vmas: b, space: s });
             }
+            batch.get_or_insert_with(|| (space, Vec::new())).1.push(i);
         }
     }
     if let Some((space, vmas)) = batch {

@@ -11,16 +11,22 @@
 
 use super::anon_vma::{self, Prepare};
 use super::compose;
+use super::era::Era;
+use super::exec::{Binary, Exec};
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
 use super::ids::{FamilyId, MmId, PageId, SpaceId};
+use super::lru::{List, Lru, SWAP_CLUSTER_MAX, Verdict};
 use super::mm::{Mm, Vma};
 use super::mmap;
 use super::page::{Mapping, PagePool};
+use super::pte;
 use super::pte::PageTables;
 use super::slots::{IdAlloc, SlotTable};
 use super::space::{AddressSpace, PageCache};
+use super::split;
 use super::step_locks::Unlocked;
+use super::vma_lock::{self, VmaLockOutcome};
 use super::walk::{self, Locked, WalkResult};
 
 /// Slots per chunk of the mm and family tables.
@@ -42,6 +48,8 @@ pub struct Capacity {
 pub struct World {
     /// Pages per task address space (the page-table size).
     pub va_pages: u32,
+    /// The kernel era the world stands for (fixed before the first fault).
+    pub era: Era,
     /// The fixed sizes the tables were built with.
     pub capacity: Capacity,
     /// `mm_struct`s by id; each entry guarded by that mm's mmap_lock. None is
@@ -59,8 +67,20 @@ pub struct World {
     pub spaces: Box<[AddressSpace]>,
     /// Files' page caches, index-aligned with `spaces`: atomics, no lock.
     pub page_cache: Box<[PageCache]>,
-    /// Page descriptors: atomics, no lock.
+    /// Page descriptors (and the swap device): atomics, no lock.
     pub pages: PagePool,
+    /// The zone's LRU lists: guarded by its lru_lock.
+    pub lru: Lru,
+}
+
+/// What one [`World::shrink_lru`] pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shrink {
+    /// Pages isolated from the inactive list (and from the active list).
+    pub inactive: u32,
+    pub active: u32,
+    /// Pages freed.
+    pub reclaimed: u32,
 }
 
 /// The mm in slot `id` (it must be live); a free function so callers can
@@ -84,6 +104,7 @@ impl World {
     pub fn new(va_pages: u32, file_pages: &[u32], cap: Capacity) -> World {
         World {
             va_pages,
+            era: Era::default(),
             capacity: cap,
             mms: SlotTable::new(TABLE_CHUNK, (cap.mms as usize).div_ceil(TABLE_CHUNK).max(1)),
             mm_ids: IdAlloc::default(),
@@ -93,6 +114,7 @@ impl World {
             spaces: file_pages.iter().map(|&p| AddressSpace::new(p)).collect(),
             page_cache: file_pages.iter().map(|&p| PageCache::new(p)).collect(),
             pages: PagePool::new(cap.pages),
+            lru: Lru::default(),
         }
     }
 
@@ -175,22 +197,92 @@ impl World {
         Some(start)
     }
 
+    /// mmap a file range MAP_PRIVATE wherever it fits (a binary's segment);
+    /// its start.
+    pub fn mmap_file_private(
+        &mut self,
+        mm: MmId,
+        space: SpaceId,
+        pgoff: u32,
+        pages: u32,
+    ) -> Option<u32> {
+        let start = mmap::get_unmapped_area(self.mm(mm), pages, self.va_pages)?;
+        let m = mm_mut(&mut self.mms, mm);
+        let s = &mut self.spaces[space.index()];
+        mmap::mmap_file_in(mm, m, start, pages, space, pgoff, s, true);
+        Some(start)
+    }
+
     /// Touch page `addr` of `mm` (a read or write access that faults if the
-    /// PTE does not allow it): the first fault in an anon vma first runs
-    /// __anon_vma_prepare.
+    /// PTE does not allow it): the first fault in an anon vma, or the first
+    /// write to a private file vma, first runs __anon_vma_prepare.
     pub fn touch(&mut self, mm: MmId, addr: u32, write: bool) -> Result<Fault, OutOfPages> {
         let vma = self.mm(mm).vma(addr).expect("touch outside any vma");
-        if vma.is_anon() && vma.anon.is_none() {
+        if vma.anon.is_none() && (vma.is_anon() || (write && vma.is_private())) {
             self.anon_vma_prepare(mm, addr);
         }
         let vma = self.mm(mm).vma(addr).expect("vma still there");
         let ptes = self.page_tables.table(mm).expect("mm has a page table");
-        loop {
+        let done = loop {
             match fault::handle_mm_fault(vma, addr, write, ptes, &self.pages, &self.page_cache)? {
                 Fault::Retry => continue,
-                done => return Ok(done),
+                done => break done,
+            }
+        };
+        for page in done.new_pages() {
+            self.lru.add(&self.pages, page);
+        }
+        Ok(done)
+    }
+
+    /// One reclaim pass over the LRU (shrink_lruvec): refill the inactive
+    /// list from the active one if it holds fewer than a batch
+    /// (shrink_active_list: referenced pages rotate back, old ones are
+    /// deactivated), then isolate up to [`SWAP_CLUSTER_MAX`] inactive pages,
+    /// walk each (page_referenced) and reclaim the old ones (try_to_unmap to
+    /// swap, free), and put the rest back. `contended(page)` says whether the
+    /// walk's rmap try_lock would fail (the 2022 folio_referenced try_lock:
+    /// such a page stays active, unwalked); the single-threaded world has no
+    /// contention of its own, so callers pass `|_| false` or simulate some.
+    pub fn shrink_lru(&mut self, mut contended: impl FnMut(PageId) -> bool) -> Shrink {
+        let mut done = Shrink::default();
+        if self.lru.pages(&self.pages, List::Inactive).count() < SWAP_CLUSTER_MAX {
+            let batch = self
+                .lru
+                .isolate(&self.pages, List::Active, SWAP_CLUSTER_MAX);
+            done.active = batch.len() as u32;
+            for page in batch {
+                let verdict = match contended(page) {
+                    true => Verdict::Contended,
+                    false if self.page_referenced(page).hits > 0 => Verdict::Referenced,
+                    false => {
+                        self.lru.deactivate(&self.pages, page);
+                        continue;
+                    }
+                };
+                self.lru.putback(&self.pages, page, verdict);
             }
         }
+        let batch = self
+            .lru
+            .isolate(&self.pages, List::Inactive, SWAP_CLUSTER_MAX);
+        done.inactive = batch.len() as u32;
+        for page in batch {
+            let verdict = if contended(page) {
+                Verdict::Contended
+            } else if self.page_referenced(page).hits > 0 {
+                Verdict::Referenced
+            } else {
+                self.reclaim(page);
+                match self.pages.mapping(page) {
+                    None => Verdict::Reclaimed,
+                    Some(_) => Verdict::Old,
+                }
+            };
+            done.reclaimed += u32::from(verdict == Verdict::Reclaimed);
+            self.lru.putback(&self.pages, page, verdict);
+        }
+        done
     }
 
     /// __anon_vma_prepare for the vma containing `addr`.
@@ -205,8 +297,9 @@ impl World {
             Prepare::NewRoot => {
                 let fid = FamilyId(self.family_ids.alloc());
                 self.families.get_or_grow(fid.index(), || None);
+                let layout = self.era.rmap;
                 let vma = self.mm_mut(mm).vma_mut(addr).expect("live vma");
-                let family = anon_vma::anon_vma_prepare_new(mm, vma, fid);
+                let family = anon_vma::anon_vma_prepare_new(layout, mm, vma, fid);
                 *self.families.get_mut(fid.index()).expect("slot grown") = Some(family);
             }
         }
@@ -244,6 +337,14 @@ impl World {
         let cpt = tables.table(child_id).expect("child page table");
         let child = compose::dup_mmap(&mut locks, pmm, child_id, ppt, cpt, pages);
         *mm_mut(mms, child_id) = child;
+        // dup_mmap write-locked every parent vma (6.4+); mmap_write_unlock
+        // ends them all.
+        let p = mm_mut(mms, parent);
+        let starts: Vec<u32> = p.vmas().iter().map(|v| v.start).collect();
+        for start in starts {
+            vma_lock::vma_start_write(p, start);
+        }
+        vma_lock::vma_end_write_all(p);
         child_id
     }
 
@@ -270,9 +371,10 @@ impl World {
 
     /// unmap_vmas then free_pgtables over vmas already out of the mm.
     fn teardown(&mut self, mm: MmId, vmas: &mut [Vma]) {
+        let unlink = self.era.file_unlink;
         let (mut locks, _, tables, pages) = self.compose_parts();
         let ptes = tables.table(mm).expect("mm page table");
-        compose::teardown(&mut locks, vmas, ptes, pages);
+        compose::teardown(&mut locks, unlink, vmas, ptes, pages);
     }
 
     /// __split_vma at `at` (mprotect of part of a vma); false if `at` is not
@@ -280,6 +382,34 @@ impl World {
     pub fn split(&mut self, mm: MmId, at: u32) -> bool {
         let (mut locks, mms, _, _) = self.compose_parts();
         compose::split(&mut locks, mm, mm_mut(mms, mm), at)
+    }
+
+    /// A page fault that first tries the per-VMA lock (6.4+,
+    /// do_user_addr_fault): under the vma's lock READ if lock_vma_under_rcu
+    /// succeeds and the fault needs no retry, otherwise (after counting the
+    /// abort or retry) the mmap_lock path, [`touch`](Self::touch).
+    pub fn touch_per_vma(
+        &mut self,
+        mm: MmId,
+        addr: u32,
+        write: bool,
+    ) -> Result<(VmaLockOutcome, Fault), OutOfPages> {
+        let outcome = match vma_lock::lock_vma_under_rcu(mm, self.mm(mm), addr) {
+            Err(why) => VmaLockOutcome::Abort(why),
+            Ok(_) => {
+                let pte = pte::load(
+                    self.page_tables
+                        .pte(mm, addr)
+                        .expect("address in the table"),
+                );
+                if vma_lock::needs_retry(pte) {
+                    VmaLockOutcome::Retry
+                } else {
+                    VmaLockOutcome::Success
+                }
+            }
+        };
+        Ok((outcome, self.touch(mm, addr, write)?))
     }
 
     /// Merge the vmas meeting at `at` if compatible; false if not.
@@ -307,9 +437,10 @@ impl World {
         walk::page_referenced(locked, &self.page_tables, &self.pages, page, |_| {})
     }
 
-    /// Reclaim `page`: pin it (isolation), try_to_unmap, drop it from the page
-    /// cache if it is a file page, unpin; the page is free afterwards unless
-    /// it was still mapped.
+    /// Reclaim `page`: pin it (isolation), put an anon page in the swap cache
+    /// (add_to_swap), try_to_unmap (swap entries for an anon page), drop it
+    /// from the page cache or swap cache, unpin; the page is free afterwards
+    /// unless it was still mapped.
     pub fn reclaim(&self, page: PageId) -> WalkResult {
         let Some(locked) = self.locked(page) else {
             return WalkResult {
@@ -323,16 +454,57 @@ impl World {
                 ..WalkResult::default()
             };
         }
+        let anon = matches!(self.pages.mapping(page), Some(Mapping::Anon { .. }));
+        if anon {
+            self.pages.swap.add_to_swap(&self.pages, page);
+        }
         let r = walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| {});
-        if let Some(Mapping::File { space }) = self.pages.mapping(page) {
-            let index = self.pages.index(page);
-            if self.pages.mapcount(page) == 0 && self.page_cache[space.index()].remove(index, page)
-            {
-                self.pages.unpin(page);
+        match self.pages.mapping(page) {
+            Some(Mapping::File { space }) => {
+                let index = self.pages.index(page);
+                if self.pages.mapcount(page) == 0
+                    && self.page_cache[space.index()].remove(index, page)
+                {
+                    self.pages.unpin(page);
+                }
             }
+            Some(Mapping::Anon { .. }) if self.pages.mapcount(page) == 0 => {
+                self.pages.swap.delete_from_swap_cache(&self.pages, page);
+            }
+            _ => {}
         }
         self.pages.unpin(page);
         r
+    }
+
+    /// exec of `bin` in a new task, up to the RELRO mprotect (see
+    /// [`super::exec`]): map the segments, read the text, write the RW
+    /// segment (the relocations COW every page of it), split off RELRO. The
+    /// task stays until [`exit`](Self::exit). Panics if the address space
+    /// cannot hold the segments.
+    pub fn exec(&mut self, bin: Binary) -> Result<Exec, OutOfPages> {
+        let mm = self.spawn();
+        let text_start = self
+            .mmap_file_private(mm, bin.space, 0, bin.text)
+            .expect("room for the text segment");
+        let rw_start = self
+            .mmap_file_private(mm, bin.space, bin.text, bin.rw_pages())
+            .expect("room for the RW segment");
+        for addr in text_start..text_start + bin.text {
+            self.touch(mm, addr, false)?;
+        }
+        for addr in rw_start..rw_start + bin.rw_pages() {
+            self.touch(mm, addr, true)?;
+        }
+        let at = rw_start + bin.relro;
+        let relro_split = split::split_plan(self.mm(mm), at).expect("RELRO ends inside the RW vma");
+        assert!(self.split(mm, at));
+        Ok(Exec {
+            mm,
+            text_start,
+            rw_start,
+            relro_split,
+        })
     }
 
     /// Drop spare arena capacity after building, so memory figures count

@@ -85,13 +85,13 @@ impl<L: RawRwLock> SharedWorld<L> {
         let vma = mm.vma_mut(addr).expect("caller checked the vma");
         match prepare {
             Prepare::Join { family, anon_vma } => {
-                let mut held = self.lock_step(prepare.locks());
+                let mut held = self.lock_step(prepare.locks(mm_id));
                 let f = held.family().expect("Join locks the neighbour's family");
                 anon_vma::anon_vma_prepare_join(mm_id, vma, family, f, anon_vma);
             }
             Prepare::NewRoot => {
                 let fid = self.alloc_family();
-                let family = anon_vma::anon_vma_prepare_new(mm_id, vma, fid);
+                let family = anon_vma::anon_vma_prepare_new(self.era.rmap, mm_id, vma, fid);
                 // A walker holding a stale id may be reading this slot: store
                 // under its lock (the kernel locks its new anon_vma too).
                 let mut slot = self.family_slot(fid).write();

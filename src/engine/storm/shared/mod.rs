@@ -76,6 +76,7 @@ pub use walk::WalkOutcome;
 
 use crate::locks::stats::LockClass;
 use crate::locks::{AnyLock, LockKind, RawRwLock, RwLock};
+use crate::rmap::era::Era;
 use crate::rmap::pte::PageTables;
 use crate::rmap::slots::{IdAlloc, SlotTable};
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
@@ -102,6 +103,8 @@ struct Tasklist {
 pub struct SharedWorld<L: RawRwLock> {
     /// Pages per task address space.
     va_pages: u32,
+    /// The kernel era the world stands for (fixed).
+    era: Era,
     capacity: Capacity,
     /// The run's t = 0 for hold timestamps.
     epoch: Instant,
@@ -130,6 +133,8 @@ impl<L: RawRwLock> SharedWorld<L> {
     pub fn new(world: World, mmap_lock: LockKind, epoch: Instant) -> Self {
         let World {
             va_pages,
+            era,
+            lru: _,
             capacity,
             mms,
             mm_ids,
@@ -148,6 +153,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let file_pages: Box<[u32]> = spaces.iter().map(AddressSpace::pages).collect();
         SharedWorld {
             va_pages,
+            era,
             capacity,
             epoch,
             mmap_kind: mmap_lock,
@@ -180,6 +186,9 @@ impl<L: RawRwLock> SharedWorld<L> {
         } = self.tasklist.into_inner();
         World {
             va_pages: self.va_pages,
+            era: self.era,
+            // Nor does it keep LRU lists (it scans the page pool).
+            lru: Default::default(),
             capacity: self.capacity,
             mms: self.mms.map(RwLock::into_inner),
             mm_ids,

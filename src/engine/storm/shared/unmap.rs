@@ -90,6 +90,6 @@ impl<L: RawRwLock> SharedWorld<L> {
             .page_tables
             .table(mm)
             .expect("a live mm has a page table");
-        compose::teardown(&mut &*self, vmas, ptes, &self.pages);
+        compose::teardown(&mut &*self, self.era.file_unlink, vmas, ptes, &self.pages);
     }
 }

@@ -1,0 +1,264 @@
+//! The LRU lists reclaim scans (mm/vmscan.c, mm/swap.c), for the model's one
+//! zone: an active and an inactive list under the zone's `lru_lock`
+//! ([`LockTarget::LruLock`](super::LockTarget::LruLock), a spinlock: rank 5,
+//! innermost).
+//!
+//! | step | kernel | lock |
+//! |------|--------|------|
+//! | [`Lru::add`] | folio_add_lru (new anon pages go to the inactive list since 5.9, b518154e59aa; page-cache pages too) | lru_lock |
+//! | [`Lru::isolate`] | isolate_lru_folios: up to [`SWAP_CLUSTER_MAX`] pages off the tail | lru_lock |
+//! | page_referenced / try_to_unmap of each isolated page | shrink_folio_list / shrink_active_list | the rmap lock, no lru_lock |
+//! | [`Lru::putback`] | move_folios_to_lru | lru_lock |
+//!
+//! Where an isolated page goes ([`Verdict`], folio_check_references): its
+//! walk found a young PTE -> back to the active list (activated, "rotated");
+//! the walk gave up on a contended rmap try_lock -> active as well (Minchan
+//! Kim's 2022 change, 6d4675e60135: folio_referenced returns -1 and the folio
+//! is activated, so a contended page is not reclaimed and not rescanned at
+//! once); an inactive page found old -> try_to_unmap and freed (reclaimed),
+//! or back on the inactive list if it could not be freed; an active page found
+//! old -> deactivated to the inactive list (shrink_active_list).
+//!
+//! too_many_isolated(): a direct reclaimer (not kswapd) waits
+//! (reclaim_throttle) while more pages are isolated than the inactive list
+//! holds, so a crowd of allocating tasks cannot strip the list bare
+//! ([`Lru::too_many_isolated`]).
+//!
+//! Counters for Andrew Morton's question on the 2022 try_lock patch ("could
+//! we burn much CPU time pointlessly churning through the LRU?"): pages
+//! scanned and reclaimed, so an engine can report scanned per reclaimed,
+//! and how many were kept for contention.
+//!
+//! Entries carry the page's allocation generation: a page freed elsewhere
+//! (exit, COW) leaves a stale entry that isolation drops without counting it
+//! (the kernel deletes the folio from its list when it is freed, under the
+//! same lock; the model defers that to the next scan).
+//!
+//! Every field is guarded by the lru_lock.
+
+use super::ids::PageId;
+use super::page::PagePool;
+use std::collections::VecDeque;
+
+/// Pages reclaim isolates per batch (include/linux/swap.h SWAP_CLUSTER_MAX).
+pub const SWAP_CLUSTER_MAX: usize = 32;
+
+/// Which list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    Active,
+    Inactive,
+}
+
+/// What one isolated page's walk decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A young PTE was found: back to the active list.
+    Referenced,
+    /// The rmap try_lock was contended: kept, on the active list.
+    Contended,
+    /// Old, and freed by try_to_unmap: off the LRU for good.
+    Reclaimed,
+    /// Old but not freed (an active page deactivated, or an inactive page
+    /// still mapped): on the inactive list.
+    Old,
+}
+
+/// Counters since the LRU was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LruStats {
+    /// Inactive pages isolated and examined (pgscan).
+    pub scanned: u64,
+    /// Pages freed by reclaim (pgsteal).
+    pub reclaimed: u64,
+    /// Pages moved (back) to the active list: referenced or contended.
+    pub activated: u64,
+    /// Of those, kept because the rmap try_lock was contended.
+    pub contended: u64,
+    /// Active pages moved to the inactive list.
+    pub deactivated: u64,
+}
+
+/// One zone's LRU.
+#[derive(Debug, Default)]
+pub struct Lru {
+    /// Newest at the front; reclaim takes from the back. (page, generation).
+    lists: [VecDeque<(PageId, u32)>; 2],
+    /// Pages isolated now (NR_ISOLATED_ANON + NR_ISOLATED_FILE).
+    isolated: u32,
+    pub stats: LruStats,
+}
+
+impl Lru {
+    fn list(&mut self, which: List) -> &mut VecDeque<(PageId, u32)> {
+        &mut self.lists[which as usize]
+    }
+
+    /// Entries on a list (stale ones included until a scan drops them).
+    pub fn len(&self, which: List) -> usize {
+        self.lists[which as usize].len()
+    }
+
+    /// Pages isolated now.
+    pub fn isolated(&self) -> u32 {
+        self.isolated
+    }
+
+    /// folio_add_lru: a new page joins the inactive list.
+    pub fn add(&mut self, pages: &PagePool, page: PageId) {
+        let g = pages.generation(page);
+        self.list(List::Inactive).push_front((page, g));
+    }
+
+    /// The pages of `which` the list holds now, newest first, stale entries
+    /// skipped.
+    pub fn pages<'a>(
+        &'a self,
+        pages: &'a PagePool,
+        which: List,
+    ) -> impl Iterator<Item = PageId> + 'a {
+        self.lists[which as usize]
+            .iter()
+            .filter(|&&(p, g)| live(pages, p, g))
+            .map(|&(p, _)| p)
+    }
+
+    /// isolate_lru_folios: up to `nr` live pages off the tail of `which`.
+    /// Stale entries are dropped and not counted.
+    pub fn isolate(&mut self, pages: &PagePool, which: List, nr: usize) -> Vec<PageId> {
+        let mut got = Vec::with_capacity(nr);
+        while got.len() < nr {
+            let Some((p, g)) = self.list(which).pop_back() else {
+                break;
+            };
+            if live(pages, p, g) {
+                got.push(p);
+            }
+        }
+        self.isolated += got.len() as u32;
+        if which == List::Inactive {
+            self.stats.scanned += got.len() as u64;
+        }
+        got
+    }
+
+    /// move_folios_to_lru for one isolated page, by its walk's verdict.
+    pub fn putback(&mut self, pages: &PagePool, page: PageId, verdict: Verdict) {
+        debug_assert!(self.isolated > 0, "putback of a page never isolated");
+        self.isolated -= 1;
+        let to = match verdict {
+            Verdict::Reclaimed => {
+                self.stats.reclaimed += 1;
+                return;
+            }
+            Verdict::Contended => {
+                self.stats.contended += 1;
+                self.stats.activated += 1;
+                List::Active
+            }
+            Verdict::Referenced => {
+                self.stats.activated += 1;
+                List::Active
+            }
+            Verdict::Old => List::Inactive,
+        };
+        let g = pages.generation(page);
+        self.list(to).push_front((page, g));
+    }
+
+    /// An active page found old goes to the inactive list.
+    pub fn deactivate(&mut self, pages: &PagePool, page: PageId) {
+        self.stats.deactivated += 1;
+        self.putback(pages, page, Verdict::Old);
+    }
+
+    /// too_many_isolated(): true if a direct reclaimer must wait
+    /// (reclaim_throttle) before isolating more: more pages are isolated than
+    /// the inactive list holds. kswapd is never throttled here.
+    pub fn too_many_isolated(&self, kswapd: bool) -> bool {
+        !kswapd && self.isolated as usize > self.len(List::Inactive)
+    }
+}
+
+/// Whether an LRU entry still names the page it was made for.
+fn live(pages: &PagePool, page: PageId, generation: u32) -> bool {
+    pages.mapping(page).is_some() && pages.generation(page) == generation
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rmap::ids::SpaceId;
+    use crate::rmap::page::Mapping;
+
+    fn file() -> Mapping {
+        Mapping::File { space: SpaceId(0) }
+    }
+
+    #[test]
+    fn isolation_takes_the_oldest_and_skips_freed_pages() {
+        let pool = PagePool::new(8);
+        let mut lru = Lru::default();
+        let p: Vec<PageId> = (0..5).map(|i| pool.alloc(file(), i).unwrap()).collect();
+        for &q in &p {
+            lru.add(&pool, q);
+        }
+        assert!(pool.unpin(p[0]), "the oldest page is freed elsewhere");
+        let reused = pool.alloc(file(), 9).unwrap();
+        assert_eq!(reused, p[0], "same slot, new page");
+        let got = lru.isolate(&pool, List::Inactive, 3);
+        assert_eq!(
+            got,
+            vec![p[1], p[2], p[3]],
+            "oldest live first, stale entry dropped"
+        );
+        assert_eq!((lru.isolated(), lru.stats.scanned), (3, 3));
+    }
+
+    #[test]
+    fn verdicts_send_pages_where_the_kernel_does_and_count_them() {
+        let pool = PagePool::new(8);
+        let mut lru = Lru::default();
+        let p: Vec<PageId> = (0..4).map(|i| pool.alloc(file(), i).unwrap()).collect();
+        for &q in &p {
+            lru.add(&pool, q);
+        }
+        let got = lru.isolate(&pool, List::Inactive, SWAP_CLUSTER_MAX);
+        assert_eq!(got.len(), 4);
+        lru.putback(&pool, got[0], Verdict::Referenced);
+        lru.putback(&pool, got[1], Verdict::Contended);
+        lru.putback(&pool, got[2], Verdict::Old);
+        lru.putback(&pool, got[3], Verdict::Reclaimed);
+        let active: Vec<PageId> = lru.pages(&pool, List::Active).collect();
+        assert_eq!(
+            active,
+            vec![got[1], got[0]],
+            "contended stays active (2022)"
+        );
+        assert_eq!(
+            lru.pages(&pool, List::Inactive).collect::<Vec<_>>(),
+            vec![got[2]]
+        );
+        let s = lru.stats;
+        assert_eq!(
+            (s.scanned, s.reclaimed, s.activated, s.contended),
+            (4, 1, 2, 1)
+        );
+        assert_eq!(lru.isolated(), 0);
+    }
+
+    #[test]
+    fn direct_reclaimers_wait_while_more_are_isolated_than_inactive() {
+        let pool = PagePool::new(8);
+        let mut lru = Lru::default();
+        for i in 0..6 {
+            let q = pool.alloc(file(), i).unwrap();
+            lru.add(&pool, q);
+        }
+        lru.isolate(&pool, List::Inactive, 3);
+        assert!(!lru.too_many_isolated(false), "3 isolated, 3 inactive");
+        lru.isolate(&pool, List::Inactive, 1);
+        assert!(lru.too_many_isolated(false), "4 isolated, 2 inactive");
+        assert!(!lru.too_many_isolated(true), "kswapd is not throttled");
+    }
+}
