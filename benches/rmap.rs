@@ -26,13 +26,13 @@
 //! Run briefly: `cargo bench --bench rmap -- --warm-up-time 1 --measurement-time 2`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use rmap_storm::engine::storm::costs::Costs;
 use rmap_storm::engine::storm::shared::SharedWorld;
 use rmap_storm::locks::LockKind;
 use rmap_storm::locks::rwsem::Rwsem;
 use rmap_storm::model::{self, Model};
 use rmap_storm::rmap::{Capacity, MmId, World, pte};
 use std::hint::black_box;
-use std::time::Instant;
 
 fn aim7() -> Model {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/aim7-fork-storm.toml");
@@ -116,7 +116,7 @@ fn locked_walk(c: &mut Criterion) {
         .pte(MmId(0), 0)
         .expect("ancestor page table");
     let page = pte::load(pte0).page().expect("the ancestor wrote page 0");
-    let shared = SharedWorld::<Rwsem>::new(world, LockKind::Rwsem, Instant::now());
+    let shared = SharedWorld::<Rwsem>::new(world, LockKind::Rwsem, Costs::default(), 1);
     let mut g = c.benchmark_group("rmap");
     g.bench_function("page_referenced_10k_locked", |b| {
         b.iter(|| shared.page_referenced(black_box(page), false, &mut || {}))

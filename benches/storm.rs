@@ -14,8 +14,9 @@
 //! STORM per sample: the storm's wall time divided by the reclaim ops done.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rmap_storm::engine::{self, RunConfig, RunRequest};
+use rmap_storm::engine::{self, RunConfig, RunEngine, RunRequest};
 use rmap_storm::locks::LockKind;
+use rmap_storm::model::machine::{self, MachineProfile};
 use std::path::Path;
 use std::time::Duration;
 
@@ -40,6 +41,9 @@ fn config() -> RunConfig {
         duration: STORM,
         pin: None,
         seed: Some(1),
+        engine: RunEngine::Native {
+            machine: machine::load(&MachineProfile::default_path()).expect("the default profile"),
+        },
     })
     .expect("the bench's model resolves")
 }

@@ -7,6 +7,7 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use rmap_storm::engine::storm::costs::Costs;
 use rmap_storm::engine::storm::shared::{SharedWorld, WalkOutcome};
 use rmap_storm::locks::platform::Native;
 use rmap_storm::locks::rwlock::RwlockT;
@@ -53,7 +54,7 @@ const CHURN: u32 = 16;
 
 fn shared<L: RawRwLock>(cap: Capacity, mmap_lock: LockKind) -> SharedWorld<L> {
     let world = World::build_with(&spec(), cap);
-    SharedWorld::new(world, mmap_lock, Instant::now())
+    SharedWorld::new(world, mmap_lock, Costs::default(), 1)
 }
 
 /// Every operation kind the stress test must see succeed at least once.
@@ -341,7 +342,7 @@ fn small<L: RawRwLock>() -> SharedWorld<L> {
         file_unlink: Default::default(),
         ..spec()
     };
-    SharedWorld::new(World::build(&spec), LockKind::Rwsem, Instant::now())
+    SharedWorld::new(World::build(&spec), LockKind::Rwsem, Costs::default(), 1)
 }
 
 /// The first live page that is anon (or file) and mapped.
@@ -540,7 +541,8 @@ fn a_file_fault_never_maps_a_page_reclaim_freed() {
     let world = SharedWorld::new(
         World::build_with(&spec, cap),
         LockKind::Rwsem,
-        Instant::now(),
+        Costs::default(),
+        1,
     );
     let faults = AtomicU64::new(0);
     let reclaims = race_reclaim(world, Duration::from_millis(300), |world, mm| {
@@ -579,7 +581,8 @@ fn fork_never_maps_a_page_reclaim_freed() {
     let world = SharedWorld::new(
         World::build_with(&spec, cap),
         LockKind::Rwsem,
-        Instant::now(),
+        Costs::default(),
+        1,
     );
     let forks = AtomicU64::new(0);
     let reclaims = race_reclaim(world, Duration::from_secs(1), |world, mm| {

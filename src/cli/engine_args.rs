@@ -1,8 +1,10 @@
 //! `--engine`, `--cpus`, `--preempt`, `--machine`: where a run runs, shared
 //! by every subcommand that runs something. Checked before anything runs:
 //! a simulator option without `--engine sim`, a CPU count out of range or a
-//! bad profile is one line and exit 2.
+//! bad profile is one line and exit 2. A storm on the native engine reads
+//! `--machine` too, for the costs of the kernel work it only stands for.
 
+use crate::engine::RunEngine;
 use crate::engine::sim::{MAX_CPUS, Preempt, SimSpec};
 use crate::model::machine::{self, MachineProfile};
 use crate::{Error, Result};
@@ -32,50 +34,55 @@ pub struct EngineArgs {
     /// The kernel's preemption model (sim only) [default: voluntary]
     #[arg(long, value_enum)]
     pub preempt: Option<Preempt>,
-    /// Machine profile (sim only) [default: models/machines/default.toml]
+    /// Machine profile: the simulated machine, and the costs of kernel work
+    /// a native storm only stands for [default: models/machines/default.toml]
     #[arg(long, value_name = "PROFILE")]
     pub machine: Option<PathBuf>,
 }
 
 impl EngineArgs {
-    /// The simulated machine, or None for the native engine.
+    /// The simulated machine, or None for the native engine (a lone lock's
+    /// torture, which needs no profile natively).
     pub fn sim(&self) -> Result<Option<SimSpec>> {
-        let Some(machine) = self.machine_profile()? else {
-            return Ok(None);
-        };
-        let cpus = match &self.cpus {
-            Some(text) => parse_cpus(text)?,
-            None => default_cpus(&machine),
-        };
-        Ok(Some(SimSpec {
-            cpus,
-            preempt: self.preempt.unwrap_or_default(),
-            machine,
-        }))
+        match self.run_engine(&["--machine"])? {
+            RunEngine::Native { .. } => Ok(None),
+            RunEngine::Sim(spec) => Ok(Some(spec)),
+        }
     }
 
-    /// The profile for `--engine sim` (None for native), refusing simulator
-    /// options on the native engine.
-    pub fn machine_profile(&self) -> Result<Option<MachineProfile>> {
+    /// Where a storm runs. `--cpus` and `--preempt` need `--engine sim`, as
+    /// do the flags in `sim_only`.
+    pub fn run_engine(&self, sim_only: &[&str]) -> Result<RunEngine> {
         if self.engine == EngineName::Native {
             for (set, flag) in [
                 (self.cpus.is_some(), "--cpus"),
                 (self.preempt.is_some(), "--preempt"),
                 (self.machine.is_some(), "--machine"),
             ] {
-                if set {
+                if set && (flag != "--machine" || sim_only.contains(&flag)) {
                     return Err(Error::usage(format!(
                         "{flag}: only with --engine sim (the native engine runs on this machine's CPUs)"
                     )));
                 }
             }
-            return Ok(None);
         }
         let path = self
             .machine
             .clone()
             .unwrap_or_else(MachineProfile::default_path);
-        machine::load(&path).map(Some)
+        let machine = machine::load(&path)?;
+        if self.engine == EngineName::Native {
+            return Ok(RunEngine::Native { machine });
+        }
+        let cpus = match &self.cpus {
+            Some(text) => parse_cpus(text)?,
+            None => default_cpus(&machine),
+        };
+        Ok(RunEngine::Sim(SimSpec {
+            cpus,
+            preempt: self.preempt.unwrap_or_default(),
+            machine,
+        }))
     }
 }
 

@@ -1,6 +1,8 @@
-//! `rmap-storm run`: one reclaim storm on real threads, the main job.
+//! `rmap-storm run`: one reclaim storm, the main job, on real threads or on
+//! the simulator's virtual CPUs.
 
 use super::duration;
+use super::engine_args::EngineArgs;
 use crate::engine::{self, RunConfig, RunRequest};
 use crate::fileio::{write_atomic, write_json};
 use crate::locks::LockKind;
@@ -10,10 +12,11 @@ use crate::results::{PointRun, RunReport, SweepPoint};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Run a model's roles on real threads with the chosen lock on the rmap.
+/// Run a model's roles with the chosen lock on the rmap, on real threads or
+/// on virtual CPUs (--engine sim).
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Bad input (model, lock, range) exits 2 with one line; a run that livelocks still ends at 2x --duration and says so."
+    after_help = "Bad input (model, lock, range, profile) exits 2 with one line; a run that livelocks still ends at 2x --duration and says so. With --engine sim, --duration is virtual time and the output is the same for the same seed."
 )]
 pub struct Args {
     /// The model file [default: models/aim7-fork-storm.toml]
@@ -30,7 +33,7 @@ pub struct Args {
     /// Threads of the model's scaled role (workload.scale, reclaim by default)
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
-    /// How long to run (500ms, 2s, 1m)
+    /// How long to run (500ms, 2s, 1m; virtual time with --engine sim)
     #[arg(long, default_value = "2s")]
     pub duration: String,
     /// Pin worker threads round-robin to these CPUs (0-3,6)
@@ -48,6 +51,8 @@ pub struct Args {
     /// Write the run's CSV (one row per role) here
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -65,6 +70,7 @@ pub fn run(args: Args) -> Result<()> {
         duration: duration::parse("--duration", &args.duration)?,
         pin: args.pin.as_deref(),
         seed: args.seed,
+        engine: args.engine.run_engine(&[])?,
     };
     let cfg = RunConfig::resolve(&req)?;
     for out in [&args.json, &args.csv].into_iter().flatten() {

@@ -2,7 +2,7 @@
 //! (x, lock, repeat) point, keep each finished point in DIR at once, then draw
 //! the plots.
 
-use crate::engine::{self, RunConfig, RunRequest};
+use crate::engine::{self, RunConfig, RunEngine, RunRequest};
 use crate::locks::LockKind;
 use crate::report::plot;
 use crate::results::{RunReport, Shard, SweepParams, SweepPoint, XAxis};
@@ -165,5 +165,10 @@ fn config(point: &SweepPoint) -> Result<RunConfig> {
         duration: point.duration(),
         pin: None,
         seed: Some(point.seed),
+        engine: RunEngine::Native {
+            machine: crate::model::machine::load(
+                &crate::model::machine::MachineProfile::default_path(),
+            )?,
+        },
     })
 }

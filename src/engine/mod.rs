@@ -15,6 +15,7 @@ pub mod sim;
 pub mod storm;
 
 use crate::locks::LockKind;
+use crate::model::machine::MachineProfile;
 use crate::model::workload::MAX_THREADS;
 use crate::model::{Model, StudiedLock};
 use crate::results::RunReport;
@@ -37,6 +38,36 @@ pub struct RunConfig {
     pub duration: Duration,
     pub pin: Option<CpuList>,
     pub seed: u64,
+    /// Real threads or virtual CPUs.
+    pub engine: RunEngine,
+}
+
+/// Where a run runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunEngine {
+    /// This machine's threads; `machine`'s `[work]` costs stand for the
+    /// kernel work they only model (TLB-flush IPIs, syscall entries).
+    Native { machine: MachineProfile },
+    /// Virtual CPUs of a machine profile.
+    Sim(sim::SimSpec),
+}
+
+impl RunEngine {
+    /// The name reports carry (`native`, `sim`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunEngine::Native { .. } => "native",
+            RunEngine::Sim(_) => "sim",
+        }
+    }
+
+    /// The machine profile whose costs the run charges.
+    pub fn machine(&self) -> &MachineProfile {
+        match self {
+            RunEngine::Native { machine } => machine,
+            RunEngine::Sim(spec) => &spec.machine,
+        }
+    }
 }
 
 /// What a caller asks for, before the model is read and checked.
@@ -53,6 +84,7 @@ pub struct RunRequest<'a> {
     pub pin: Option<&'a str>,
     /// None: the model's `world.seed`.
     pub seed: Option<u64>,
+    pub engine: RunEngine,
 }
 
 impl RunConfig {
@@ -75,6 +107,11 @@ impl RunConfig {
                 req.model_path.display()
             )));
         }
+        if req.pin.is_some() && matches!(req.engine, RunEngine::Sim(_)) {
+            return Err(Error::usage(
+                "--pin: only with the native engine (the simulator places threads on its own CPUs)",
+            ));
+        }
         let pin = req
             .pin
             .map(|p| CpuList::parse(p, online_cpus()))
@@ -89,6 +126,7 @@ impl RunConfig {
             mmap_lock: req.mmap_lock,
             duration: req.duration,
             pin,
+            engine: req.engine.clone(),
         })
     }
 
@@ -102,7 +140,10 @@ impl RunConfig {
     }
 }
 
-/// Run `cfg` on real threads.
+/// Run `cfg` on its engine.
 pub fn run(cfg: &RunConfig) -> Result<RunReport> {
-    native::run(cfg)
+    match &cfg.engine {
+        RunEngine::Native { .. } => native::run(cfg),
+        RunEngine::Sim(spec) => sim::storm::run(cfg, spec),
+    }
 }

@@ -113,6 +113,7 @@ pub fn report(
             useful_ops_per_s: useful as f64 / secs,
         },
         verdict: judge(&progress),
+        sim: None,
     }
 }
 

@@ -94,6 +94,7 @@ mod tests {
             fairness: BTreeMap::new(),
             memory: MemoryReport::default(),
             verdict: Verdict::Ok,
+            sim: None,
         }
     }
 

@@ -10,8 +10,14 @@ pub fn render(r: &RunReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "run: {} | engine {} | lock {} | {} scaled threads | {:.2} s | seed {}",
-        r.model, r.engine, r.lock, r.threads, r.duration_s, r.seed
+        "run: {} | engine {} | lock {} | {} scaled threads | {:.2} s{} | seed {}",
+        r.model,
+        r.engine,
+        r.lock,
+        r.threads,
+        r.duration_s,
+        if r.sim.is_some() { " (virtual)" } else { "" },
+        r.seed
     );
     for o in &r.overrides {
         let _ = writeln!(out, "  --set {o}");
@@ -34,6 +40,20 @@ pub fn render(r: &RunReport) -> String {
         fmt_rate(r.ctx_switches.voluntary_per_s),
         fmt_rate(r.ctx_switches.involuntary_per_s)
     );
+    if let Some(sim) = &r.sim {
+        let _ = writeln!(
+            out,
+            "sim: {} virtual CPUs of {}, preempt {}; {} events in {:.2} s wall ({:.2} M events/s), {} lines, peak RSS {:.0} MiB",
+            sim.cpus,
+            sim.machine,
+            sim.preempt,
+            sim.events,
+            sim.wall_s,
+            sim.events_per_s / 1e6,
+            sim.lines,
+            sim.peak_rss_mib
+        );
+    }
     let _ = writeln!(out, "{}", r.verdict);
     if !matches!(r.verdict, Verdict::Ok) {
         let _ = writeln!(
@@ -155,6 +175,7 @@ mod tests {
             fairness: BTreeMap::new(),
             memory: MemoryReport::default(),
             verdict: Verdict::Ok,
+            sim: None,
         };
         let text = render(&r);
         let header = text.lines().find(|l| l.starts_with("role")).unwrap();

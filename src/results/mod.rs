@@ -9,7 +9,8 @@ pub mod shard;
 pub mod sweep;
 
 pub use run::{
-    CtxSwitches, Fairness, Latency, LockClassReport, MemoryReport, RoleReport, RunReport, Verdict,
+    CtxSwitches, Fairness, Latency, LockClassReport, MemoryReport, RoleReport, RunReport,
+    SimReport, Verdict,
 };
 pub use shard::Shard;
 pub use sweep::{PointRun, SweepParams, SweepPoint, SweepResults, XAxis};

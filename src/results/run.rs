@@ -21,7 +21,8 @@ pub struct RunReport {
     pub lock: LockKind,
     /// Threads of the scaled role (the x axis of a scaling curve).
     pub threads: u32,
-    /// Measured wall time of the run, seconds.
+    /// Length of the run, seconds: measured wall time natively, the virtual
+    /// duration simulated.
     pub duration_s: f64,
     pub seed: u64,
     /// `--set` overrides applied, in the order given.
@@ -38,6 +39,36 @@ pub struct RunReport {
     #[serde(default)]
     pub memory: MemoryReport,
     pub verdict: Verdict,
+    /// The simulated machine and what simulating it took; absent for a
+    /// native run (its `duration_s` is then wall time, for a simulated one
+    /// virtual time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<SimReport>,
+}
+
+/// A simulated run's own figures. `wall_s`, `events_per_s` and
+/// `peak_rss_mib` are this host's and vary run to run; everything else is
+/// fixed by the inputs and the seed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimReport {
+    /// Virtual CPUs.
+    pub cpus: u32,
+    /// The preemption model (none, voluntary, full).
+    pub preempt: String,
+    /// The machine profile's name.
+    pub machine: String,
+    /// Simulated events (thread resumptions) run.
+    pub events: u64,
+    /// Cache lines the run touched.
+    pub lines: u64,
+    /// Threads whose bodies had not returned when the run ended.
+    pub unfinished_threads: u32,
+    /// Wall-clock seconds the simulation took on this host.
+    pub wall_s: f64,
+    /// Simulated events per wall-clock second.
+    pub events_per_s: f64,
+    /// The process's peak resident memory so far (VmHWM), MiB.
+    pub peak_rss_mib: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use super::lock_req::{LockReq, LockSet, LockTarget};
 use super::mm::{AnonLink, Mm, Vma};
 use super::page::PagePool;
 use super::split;
-use super::step_locks::{StepParts, TakeStepLocks};
+use super::step_locks::{StepParts, TakeStepLocks, Work};
 use super::unmap::{self, UnlinkStep};
 use super::vma_lock;
 use std::sync::atomic::AtomicU32;
@@ -39,6 +39,7 @@ pub fn dup_mmap(
     let mut child = Mm::default();
     for step in fork::fork_plan(parent) {
         let pvma = parent.vma(step.start()).expect("planned vma");
+        locks.might_sleep();
         match step {
             ForkStep::Anon { .. } => {
                 let link = anon_vma_fork(locks, &step, pvma, child_id);
@@ -59,7 +60,9 @@ pub fn dup_mmap(
                 fork::dup_file_vma(pvma, child_id, &mut child, space);
             }
         }
-        fork::copy_pte_range(pvma, ppt, cpt, pages);
+        locks.did(Work::Vmas(1));
+        let copied = fork::copy_pte_range(pvma, ppt, cpt, pages);
+        locks.did(Work::Ptes(copied));
     }
     child
 }
@@ -75,15 +78,28 @@ fn anon_vma_fork(
 ) -> AnonLink {
     let clone = {
         let mut held = locks.lock_step(step.locks());
-        fork::anon_vma_fork_first(pvma, child_id, family(&mut held))
+        linking(&mut held, |f| fork::anon_vma_fork_first(pvma, child_id, f))
     };
     match clone {
         ForkClone::Done(link) => link,
         ForkClone::NeedsOwn(chain) => {
             let mut held = locks.lock_step(step.locks());
-            fork::anon_vma_fork_own(pvma, child_id, family(&mut held), chain)
+            linking(&mut held, |f| {
+                fork::anon_vma_fork_own(pvma, child_id, f, chain)
+            })
         }
     }
+}
+
+/// Run `change` on the family `held` locked and report the chains it linked
+/// or unlinked.
+fn linking<R>(held: &mut impl StepParts, change: impl FnOnce(&mut Family) -> R) -> R {
+    let f = family(held);
+    let before = f.avc_count();
+    let out = change(f);
+    let delta = f.avc_count().abs_diff(before) as u32;
+    held.did(Work::Avcs(delta));
+    out
 }
 
 /// unmap_vmas then free_pgtables over `vmas`, already out of their mm (page
@@ -99,15 +115,16 @@ pub fn teardown(
     pages: &PagePool,
 ) {
     for v in vmas.iter() {
-        unmap::zap_vma(v, ptes, pages);
+        let zapped = unmap::zap_vma(v, ptes, pages);
+        locks.did(Work::Ptes(zapped));
+        locks.did(Work::Vmas(1));
     }
     for step in unmap::free_pgtables_plan(unlink, vmas) {
         match step {
             UnlinkStep::Anon { vma, family } => {
                 let emptied = {
                     let mut held = locks.lock_step(step.locks());
-                    let f = held.family().expect("an Anon unlink locks its family");
-                    anon_vma::unlink_avcs(&mut vmas[vma], f)
+                    linking(&mut held, |f| anon_vma::unlink_avcs(&mut vmas[vma], f))
                 };
                 if emptied.is_empty() {
                     continue;
@@ -129,6 +146,7 @@ pub fn teardown(
                 let batch: Vec<&Vma> = batch.iter().map(|&i| &vmas[i]).collect();
                 let space = held.space().expect("a File unlink locks its i_mmap");
                 unmap::unlink_file_step(&batch, space);
+                held.did(Work::Vmas(batch.len() as u32));
             }
         }
     }
@@ -141,13 +159,20 @@ pub fn split(locks: &mut impl TakeStepLocks, mm_id: MmId, mm: &mut Mm, at: u32) 
         return false;
     };
     vma_lock::vma_start_write(mm, plan.start);
+    locks.might_sleep();
     let pending = {
         let mut held = locks.lock_step(plan.clone);
-        split::split_clone(mm_id, mm, &plan, held.family())
+        let avcs = held.family().map_or(0, |f| f.avc_count());
+        let pending = split::split_clone(mm_id, mm, &plan, held.family());
+        let linked = held.family().map_or(0, |f| f.avc_count()) - avcs;
+        held.did(Work::Avcs(linked as u32));
+        pending
     };
     let mut held = locks.lock_step(plan.commit);
     let (family, space) = held.parts();
     split::split_commit(mm_id, mm, &plan, pending, family, space);
+    // vma_prepare/vma_complete re-key both halves in the trees.
+    held.did(Work::Vmas(2));
     vma_lock::vma_end_write_all(mm);
     true
 }

@@ -13,6 +13,19 @@ use super::lock_req::{LockSet, LockTarget, Mode};
 use super::slots::{IdAlloc, SlotTable};
 use super::space::AddressSpace;
 
+/// Work a composed operation did besides taking locks, reported to whoever
+/// holds the world so it can account for its time: real threads spent it
+/// already; the simulator charges each piece the machine profile's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// vm_area_structs copied (vm_area_dup) or freed.
+    Vmas(u32),
+    /// anon_vma_chains linked or unlinked (slab and interval tree).
+    Avcs(u32),
+    /// PTEs copied (copy_pte_range) or zapped (zap_pte_range).
+    Ptes(u32),
+}
+
 /// Whoever can take a step's locks.
 pub trait TakeStepLocks {
     /// One step's held locks; dropping it releases them.
@@ -26,6 +39,18 @@ pub trait TakeStepLocks {
     /// Give back the slot of a family whose root anon_vma went away
     /// (unlink_anon_vmas returned Gone), once its lock is released.
     fn free_family(&mut self, family: FamilyId);
+
+    /// `work` done outside any step's locks (under the caller's mmap_lock).
+    #[inline]
+    fn did(&mut self, work: Work) {
+        let _ = work;
+    }
+
+    /// A sleeping allocation is next (vm_area_dup, GFP_KERNEL, whose slab
+    /// hook calls might_sleep()), under the caller's mmap_lock and no rmap
+    /// lock: where a voluntarily preemptible kernel may switch tasks.
+    #[inline]
+    fn might_sleep(&mut self) {}
 }
 
 /// The parts a step's locks guard: at most a family (root anon_vma) and an
@@ -47,6 +72,12 @@ pub trait StepParts {
     /// The locked address space, if the step locked one.
     fn space(&mut self) -> Option<&mut AddressSpace> {
         self.parts().1
+    }
+
+    /// `work` done while this step's locks are held.
+    #[inline]
+    fn did(&mut self, work: Work) {
+        let _ = work;
     }
 }
 

@@ -108,5 +108,6 @@ pub fn report(point: &SweepPoint) -> rmap_storm::Result<RunReport> {
         } else {
             Verdict::Ok
         },
+        sim: None,
     })
 }

@@ -14,13 +14,13 @@ pub mod storm;
 
 use crate::Result;
 use crate::engine::RunConfig;
+use crate::engine::storm::costs::Costs;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::platform::Native as Platform;
 use crate::locks::{KindInfo, LockVisitor, RawRwLock};
 use crate::metrics::summary::{self, RunMeta};
 use crate::results::RunReport;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Run `cfg` on real threads.
 pub fn run(cfg: &RunConfig) -> Result<RunReport> {
@@ -37,7 +37,9 @@ impl LockVisitor for NativeRun<'_> {
 
     fn visit<L: RawRwLock + KindInfo>(self) -> Result<RunReport> {
         let cfg = self.cfg;
-        let ctx = Arc::new(Ctx::<L>::build(&cfg.model, cfg.kinds().1, Instant::now()));
+        let costs = Costs::of(&cfg.engine.machine().work);
+        let cpus = crate::engine::cpus::online_cpus();
+        let ctx = Arc::new(Ctx::<L>::build(&cfg.model, cfg.kinds().1, costs, cpus));
         let out = storm::run(ctx, cfg.duration, cfg.pin.as_ref(), cfg.seed);
         let meta = RunMeta {
             model: cfg.model_path.display().to_string(),

@@ -6,9 +6,11 @@ use super::pin::pin_current_thread;
 use super::recorder::{Recorder, Slot};
 use crate::engine::cpus::{CpuList, online_cpus};
 use crate::engine::storm::ctx::Ctx;
-use crate::engine::storm::roles::{self, spin_for};
+use crate::engine::storm::roles;
+use crate::engine::storm::window_for;
 use crate::engine::storm::worker::{self, Worker};
 use crate::locks::RawRwLock;
+use crate::locks::platform::{Native, Platform};
 use crate::metrics::record::OpOutcome;
 use crate::metrics::summary::ThreadRecord;
 use crate::metrics::verdict::RunProgress;
@@ -16,11 +18,6 @@ use crate::model::Role;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
-
-/// The monitor's window: a tenth of the run, between 20 ms and 1 s.
-pub fn window_for(duration: Duration) -> Duration {
-    (duration / 10).clamp(Duration::from_millis(20), Duration::from_secs(1))
-}
 
 /// What a run leaves for the summary.
 pub struct Outcome {
@@ -105,7 +102,7 @@ fn work(
         let t0 = Instant::now();
         let outcome = op(w);
         rec.ended(&mut w.local, outcome, t0, Instant::now());
-        spin_for(think_ns);
+        Native::user_work(think_ns);
     }
 }
 

@@ -22,6 +22,7 @@ pub mod kernel;
 pub mod platform;
 pub mod run;
 pub mod sched;
+pub mod storm;
 
 pub use platform::Sim;
 pub use sched::Preempt;

@@ -188,7 +188,7 @@ impl Platform for Sim {
 
     #[inline]
     fn might_sleep() {
-        preempt_point(Point::Voluntary);
+        preempt_point(Point::MightSleep);
     }
 
     #[inline]
@@ -208,13 +208,20 @@ impl Platform for Sim {
         work(ns, false);
     }
 
+    fn charge_user(ns: u64) {
+        work(ns, true);
+    }
+
+    /// Virtual time: the engine's real work took none, the profile says how much.
+    const CHARGES: bool = true;
+
     fn sleep(ns: u64) {
         step(Kernel::take_turn);
         step(|k| k.sleep(ns * 1_000));
     }
 
     fn cond_resched() {
-        preempt_point(Point::Voluntary);
+        preempt_point(Point::CondResched);
     }
 
     fn return_to_user() {

@@ -169,3 +169,14 @@ fn coroutine(body: Body<'_>) -> Coroutine<(), (), (), DefaultStack> {
         })
     }
 }
+
+/// This process's peak resident memory so far (VmHWM of /proc/self/status),
+/// MiB; 0 where the kernel does not say.
+pub fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}

@@ -29,11 +29,12 @@ use std::collections::BTreeSet;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Preempt {
-    /// Switch only when a task blocks, or at a return to user space once its
-    /// slice is over or a wakee should run.
+    /// Switch only when a task blocks, at an explicit cond_resched() (per
+    /// vma in rmap_walk), or at a return to user space once its slice is
+    /// over or a wakee should run.
     None,
-    /// Also at might_sleep() / cond_resched() points (the entry of a
-    /// sleeping lock, per vma in a walk, per page-table range in a zap).
+    /// Also at every might_sleep() (the entry of a sleeping lock, a
+    /// GFP_KERNEL allocation): CONFIG_PREEMPT_VOLUNTARY's might_resched().
     #[default]
     Voluntary,
     /// Anywhere outside a preempt-disabled (spinning or spinlock-holding)
@@ -56,8 +57,11 @@ impl Preempt {
 pub enum Point {
     /// Back to user space after an operation (exit_to_user_mode): every model.
     UserReturn,
-    /// might_sleep() / cond_resched(): voluntary and full.
-    Voluntary,
+    /// An explicit cond_resched(): every model (PREEMPT_NONE kernels rely
+    /// on them; under full, preemption anywhere subsumes them).
+    CondResched,
+    /// might_sleep(): voluntary and full.
+    MightSleep,
     /// Any instruction of kernel code (an interrupt return, preempt_enable):
     /// full only.
     Anywhere,
@@ -68,8 +72,8 @@ impl Point {
     /// enabled).
     pub fn switches_under(self, model: Preempt) -> bool {
         match self {
-            Point::UserReturn => true,
-            Point::Voluntary => model != Preempt::None,
+            Point::UserReturn | Point::CondResched => true,
+            Point::MightSleep => model != Preempt::None,
             Point::Anywhere => model == Preempt::Full,
         }
     }
@@ -265,8 +269,9 @@ mod tests {
     fn models_switch_at_their_points() {
         use Point::*;
         assert!(UserReturn.switches_under(Preempt::None));
-        assert!(!Voluntary.switches_under(Preempt::None));
-        assert!(Voluntary.switches_under(Preempt::Voluntary));
+        assert!(CondResched.switches_under(Preempt::None));
+        assert!(!MightSleep.switches_under(Preempt::None));
+        assert!(MightSleep.switches_under(Preempt::Voluntary));
         assert!(!Anywhere.switches_under(Preempt::Voluntary));
         assert!(Anywhere.switches_under(Preempt::Full));
     }

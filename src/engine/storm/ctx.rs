@@ -1,6 +1,7 @@
 //! What every worker of a run shares: the locked world, the workload, the
 //! roster of tasks, memory pressure, and the stop flag.
 
+use super::costs::Costs;
 use super::memory::Memory;
 use super::roster::{MmUser, Roster};
 use super::shared::SharedWorld;
@@ -9,7 +10,6 @@ use crate::model::{MmChoice, Model, Role, WorkloadSpec, WorldSpec};
 use crate::rmap::ids::MmId;
 use crate::rmap::world::{Capacity, World};
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 pub struct Ctx<L: RawRwLock> {
     pub world: SharedWorld<L>,
@@ -22,15 +22,16 @@ pub struct Ctx<L: RawRwLock> {
 
 impl<L: RawRwLock> Ctx<L> {
     /// Build `model`'s world single-threaded and take it apart into lock
-    /// domains (`L` on the rmap locks, `mmap_lock` on every mm); `epoch` is
-    /// the run's t = 0 for hold timestamps.
-    pub fn build(model: &Model, mmap_lock: LockKind, epoch: Instant) -> Ctx<L> {
+    /// domains (`L` on the rmap locks, `mmap_lock` on every mm), its kernel
+    /// work costing `costs`, on a machine of `cpus` CPUs.
+    pub fn build(model: &Model, mmap_lock: LockKind, costs: Costs, cpus: usize) -> Ctx<L> {
         let spec = &model.world;
         let world = World::build_with(spec, capacity(model));
         let (tasks, parents) = roster_of(&world, spec);
         let mm_slots = world.mms.max_slots();
+        let remote = mm_remote_cpus(&model.workload, cpus);
         Ctx {
-            world: SharedWorld::new(world, mmap_lock, epoch),
+            world: SharedWorld::new(world, mmap_lock, costs, remote),
             layout: spec.clone(),
             workload: model.workload.clone(),
             memory: Memory::new(model.memory.clone()),
@@ -53,6 +54,19 @@ impl<L: RawRwLock> Ctx<L> {
                 (0..4).find_map(|i| self.roster.get((random + i) % self.roster.positions()))
             }
         }
+    }
+}
+
+/// The CPUs besides a flusher's that a task's mm runs on: a process of
+/// every worker thread when the roles share the ancestor's mm (seeds 000-002,
+/// as many CPUs as those threads can occupy), else single-threaded tasks,
+/// each on some CPU other than the one reclaiming it.
+fn mm_remote_cpus(workload: &WorkloadSpec, cpus: usize) -> u64 {
+    match workload.mm {
+        MmChoice::Ancestor => u64::from(workload.threads())
+            .min(cpus as u64)
+            .saturating_sub(1),
+        MmChoice::Any => 1,
     }
 }
 

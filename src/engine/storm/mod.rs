@@ -2,17 +2,28 @@
 //! pressure, the roster of tasks and the workers. An engine builds a
 //! [`ctx::Ctx`], creates the workers of [`worker::plan`], calls
 //! [`roles::op`] for each worker over and over, and hands their records to
-//! [`crate::metrics::summary`]. The native engine does it on real threads.
+//! [`crate::metrics::summary`]. The native engine does it on real threads,
+//! the simulator on virtual CPUs.
 //!
-//! Calls into the real machine still left in this code (a simulated engine
-//! must replace them): the clock (`Instant`) in `spin_for`, in direct
-//! reclaim's timing and in the hold timestamps of `shared` (its epoch);
-//! `std::thread::yield_now` in the walk hook's cond_resched and in the
-//! roster's exit wait; `std::thread::sleep` in touch's `disk_us`.
+//! Nothing here calls the real machine: the clock, yields, sleeps and the
+//! kernel work a step stands for (TLB flushes, syscall entries, fault
+//! handling; [`costs`]) go through the lock's platform, so the simulator
+//! charges them in virtual time and the native engine spends them for real.
 
+pub mod costs;
 pub mod ctx;
 pub mod memory;
 pub mod roles;
 pub mod roster;
 pub mod shared;
 pub mod worker;
+
+use std::time::Duration;
+
+/// The monitor's window: a tenth of the run, between 20 ms and 1 s (virtual
+/// time on the simulator). Not shorter: a CFS slice is a few ms (3 ms at 8
+/// runnable tasks, sched_min_granularity), and a window shorter than a slice
+/// would call a role that merely waits for its turn livelocked.
+pub fn window_for(duration: Duration) -> Duration {
+    (duration / 10).clamp(Duration::from_millis(20), Duration::from_secs(1))
+}

@@ -7,6 +7,7 @@
 //! marks the mm dying, refuses new users and waits for the old ones to leave,
 //! so no operation runs on an mm that is being torn down.
 
+use crate::locks::platform::Platform;
 use crate::rmap::ids::MmId;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
@@ -14,6 +15,11 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 const BUSY: u32 = u32::MAX;
 /// In a users word: the mm is exiting; no new users.
 const DYING: u32 = 1 << 31;
+/// How long an exiting mm's owner pauses between looks at its users: a
+/// microsecond, a few operations of the roles holding it (the users word is
+/// the model's, not a kernel word, so it is not a line the simulator models
+/// and a simulated waiter must let its clock run).
+const EXIT_WAIT_NS: u64 = 1_000;
 
 pub struct Roster {
     /// The task at each position (BUSY while fork-exit swaps it).
@@ -99,12 +105,14 @@ impl Roster {
     }
 
     /// Begin exit of `mm`: refuse new users, wait for the current ones
-    /// (exit_mmap runs only after the last mmput).
-    pub fn begin_exit(&self, mm: MmId) {
+    /// (exit_mmap runs only after the last mmput). The wait gives the CPU
+    /// away and pauses, on `P`'s CPU and clock.
+    pub fn begin_exit<P: Platform>(&self, mm: MmId) {
         let users = &self.users[mm.index()];
         users.fetch_or(DYING, Ordering::AcqRel);
         while users.load(Ordering::Acquire) & !DYING != 0 {
-            std::thread::yield_now();
+            P::yield_now();
+            P::udelay(EXIT_WAIT_NS);
         }
     }
 }
@@ -124,6 +132,7 @@ impl Drop for MmUser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::locks::platform::Native;
 
     fn roster() -> Roster {
         // Task 0 is the ancestor of 1 and 2.
@@ -148,7 +157,7 @@ mod tests {
         let r = std::sync::Arc::new(roster());
         let user = r.mmget(MmId(1)).unwrap();
         let r2 = r.clone();
-        let exiter = std::thread::spawn(move || r2.begin_exit(MmId(1)));
+        let exiter = std::thread::spawn(move || r2.begin_exit::<Native>(MmId(1)));
         while r.mmget(MmId(1)).is_some() {
             std::thread::yield_now();
         }

@@ -115,6 +115,18 @@ pub trait Platform: Sized + Send + Sync + 'static {
         let _ = ns;
     }
 
+    /// As [`Platform::charge`], for user-mode work (an access to a present
+    /// page): preemptible at any moment on a platform that preempts.
+    #[inline(always)]
+    fn charge_user(ns: u64) {
+        let _ = ns;
+    }
+
+    /// Whether [`Platform::charge`] spends time (the simulator) or nothing
+    /// (real threads, which did the work): lets a caller skip preparing a
+    /// charge it would throw away, on a hot path.
+    const CHARGES: bool = false;
+
     /// Sleep `ns` off the CPU (a fault waiting for the disk).
     fn sleep(ns: u64);
 

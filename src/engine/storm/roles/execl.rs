@@ -6,6 +6,7 @@
 use super::Worker;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::Role;
 use crate::rmap::ids::SpaceId;
@@ -16,6 +17,8 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let Some(user) = ctx.pick_mm(ctx.workload.mm, random) else {
         return OpOutcome::Failed;
     };
+    // The syscall entries and exits: mmap(2) and munmap(2).
+    L::Platform::udelay(2 * ctx.world.costs.syscall);
     let file = SpaceId(w.below(l.files));
     let pages = l.file_pages;
     let Some(start) = ctx.world.mmap_file(user.mm, file, 0, pages) else {

@@ -7,10 +7,13 @@ use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     direct_reclaim_if_needed(ctx, w);
+    // fork(2) and exit(2): their entries and exits.
+    L::Platform::udelay(2 * ctx.world.costs.syscall);
     let Some((position, old, parent)) = ctx.roster.claim_child() else {
         // No descendants to replace: fork and exit a child of the ancestor.
         let Some(child) = ctx.world.fork(ctx.roster.ancestor()) else {
@@ -24,7 +27,7 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
         return OpOutcome::Failed;
     };
     ctx.roster.publish(position, child);
-    ctx.roster.begin_exit(old);
+    ctx.roster.begin_exit::<L::Platform>(old);
     ctx.world.exit(old);
     OpOutcome::Done
 }

@@ -1,9 +1,10 @@
 //! monitor: a /proc/pid/maps reader: mmap_lock READ (or down_read_critical,
 //! seed 002), walk the vma list, `work_ns` of formatting while holding it.
 
-use super::{Worker, spin_for};
+use super::Worker;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::Role;
 
@@ -15,8 +16,11 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let Some(user) = ctx.pick_mm(ctx.workload.mm, random) else {
         return OpOutcome::Failed;
     };
+    // The syscall entries and exits: read(2) of /proc/PID/maps.
+    L::Platform::udelay(ctx.world.costs.syscall);
     let critical = spec.read_critical.unwrap_or(false);
     let work = spec.work_ns;
-    ctx.world.read_maps(user.mm, critical, &|| spin_for(work));
+    ctx.world
+        .read_maps(user.mm, critical, &|| L::Platform::udelay(work));
     OpOutcome::Done
 }

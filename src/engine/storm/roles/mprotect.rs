@@ -7,6 +7,7 @@
 use super::Worker;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::Role;
 
@@ -19,9 +20,13 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let Some(user) = ctx.pick_mm(ctx.workload.mm, random) else {
         return OpOutcome::Failed;
     };
+    let remap = ctx.workload.roles[Role::Mprotect].remap.unwrap_or(false);
+    // The syscalls' entries and exits: mprotect(2) for the split and again
+    // for the merge, and mmap(2) first with `remap`.
+    L::Platform::udelay((2 + u64::from(remap)) * ctx.world.costs.syscall);
     let vma = w.vma_index(ctx);
     let start = l.anon_vma_start(vma);
-    if ctx.workload.roles[Role::Mprotect].remap.unwrap_or(false) {
+    if remap {
         ctx.world.mmap_anon_fixed(user.mm, start, l.pages_per_vma);
     }
     let at = start + 1 + w.below(l.pages_per_vma - 1);

@@ -8,15 +8,15 @@
 //! given up when its try_lock met a writer, failed when there was no live
 //! page to scan or the page went away before the walk reached it.
 
-use super::{Worker, vma_hook};
+use super::{Worker, idle_hook, vma_hook};
 use crate::engine::storm::ctx::Ctx;
 use crate::engine::storm::shared::WalkOutcome;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::{LockKey, OpOutcome};
 use crate::model::Role;
 use crate::rmap::ids::PageId;
 use crate::rmap::page::Mapping;
-use std::time::Instant;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let unmap = ctx.memory.kswapd_reclaims(ctx.held_pages());
@@ -46,14 +46,13 @@ fn scan_page<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker, page: PageId, unmap: bo
     let spec = &ctx.workload.roles[Role::Reclaim];
     let try_lock = spec.try_lock.unwrap_or(false);
     let key = key_of(ctx, page);
-    let mut hook = vma_hook(spec.work_ns, ctx.workload.cond_resched);
+    let (work, yields) = (spec.work_ns, ctx.workload.cond_resched);
+    let costs = ctx.world.costs;
     let mut visited = 0;
-    // Without per-vma work the walk gets an empty hook, as the criterion
-    // walk bench passes: a hook that only tests its settings still cost
-    // about 25% of a 10,001-vma walk (measured, `run --threads 1`).
-    let walked = if spec.work_ns == 0 && !ctx.workload.cond_resched {
+    let walked = if idle_hook::<L::Platform>(work, yields) {
         ctx.world.page_referenced(page, try_lock, &mut || {})
     } else {
+        let mut hook = vma_hook::<L::Platform>(costs.vma_visit, work, yields);
         ctx.world.page_referenced(page, try_lock, &mut hook)
     };
     let (outcome, referenced) = match walked {
@@ -73,6 +72,7 @@ fn scan_page<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker, page: PageId, unmap: bo
         WalkOutcome::Contended => (OpOutcome::GaveUp, true),
         WalkOutcome::PageLocked | WalkOutcome::Free => (OpOutcome::Failed, true),
     };
+    let mut hook = vma_hook::<L::Platform>(costs.unmap_pte, work, yields);
     if unmap
         && !referenced
         && let WalkOutcome::Done { result, hold, .. } = ctx.world.reclaim(page, &mut hook)
@@ -95,7 +95,7 @@ pub fn direct_reclaim_if_needed<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) {
     if !ctx.memory.must_direct_reclaim(ctx.held_pages()) {
         return;
     }
-    let start = Instant::now();
+    let start = L::Platform::now_ns();
     w.local.direct_reclaims += 1;
     for _ in 0..ctx.memory.batch() {
         let Some(page) = next_live_page(ctx, w) else {
@@ -106,5 +106,5 @@ pub fn direct_reclaim_if_needed<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) {
             break;
         }
     }
-    w.local.direct_reclaim_ns += start.elapsed().as_nanos() as u64;
+    w.local.direct_reclaim_ns += L::Platform::now_ns() - start;
 }

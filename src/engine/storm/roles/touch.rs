@@ -12,9 +12,9 @@ use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::Role;
-use std::time::Duration;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     direct_reclaim_if_needed(ctx, w);
@@ -27,7 +27,7 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     };
     let spec = &ctx.workload.roles[Role::Touch];
     if let Some(us) = spec.disk_us {
-        let disk = || std::thread::sleep(Duration::from_micros(us));
+        let disk = || L::Platform::sleep(us * 1_000);
         ctx.world.read_maps(user.mm, false, &disk);
     }
     let addr = page_to_touch(ctx, w);

@@ -5,6 +5,7 @@
 use super::SharedWorld;
 use super::page_lock::{PageKey, PageLock};
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::rmap::anon_vma::{self, Prepare};
 use crate::rmap::fault::{self, Fault, OutOfPages};
 use crate::rmap::pte::{self, DIRTY, Pte, YOUNG};
@@ -39,6 +40,7 @@ impl<L: RawRwLock> SharedWorld<L> {
             return Ok(None);
         };
         if hardware_access(slot, write) {
+            L::Platform::charge_user(self.costs.touch);
             return Ok(Some(Fault::Hit));
         }
         let Some(mslot) = self.mm_slot(mm) else {
@@ -72,7 +74,19 @@ impl<L: RawRwLock> SharedWorld<L> {
             let _page = self.lock_fault_page(vma, addr, write, slot);
             match fault::handle_mm_fault(vma, addr, write, ptes, &self.pages, &self.page_cache)? {
                 Fault::Retry => continue,
-                done => return Ok(Some(done)),
+                done => {
+                    // The exception's entry and exit and (but for a swap-cache
+                    // hit) a page allocated and cleared or read in: work the
+                    // engine only stands for.
+                    let cost = match done {
+                        Fault::SwapIn { .. } => self.costs.swapin,
+                        _ => self.costs.fault,
+                    };
+                    // The page allocation (or lock_page) may sleep.
+                    L::Platform::might_sleep();
+                    L::Platform::udelay(cost);
+                    return Ok(Some(done));
+                }
             }
         }
     }
@@ -81,6 +95,8 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// join a neighbour's anon_vma under its root WRITE, or publish a new
     /// family in a fresh slot.
     fn anon_vma_prepare(&self, mm_id: MmId, mm: &mut Mm, addr: u32) {
+        // anon_vma_chain_alloc and anon_vma_alloc are GFP_KERNEL.
+        L::Platform::might_sleep();
         let prepare = anon_vma::find_mergeable_anon_vma(mm, addr);
         let vma = mm.vma_mut(addr).expect("caller checked the vma");
         match prepare {
@@ -110,7 +126,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         addr: u32,
         write: bool,
         slot: &AtomicU32,
-    ) -> Option<PageLock<'_>> {
+    ) -> Option<PageLock<'_, L::Platform>> {
         if let Backing::File { space, .. } = vma.backing {
             return Some(
                 self.page_locks

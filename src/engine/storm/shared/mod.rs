@@ -74,6 +74,8 @@ mod walk;
 
 pub use walk::WalkOutcome;
 
+use super::costs::Costs;
+use crate::locks::platform::Platform;
 use crate::locks::stats::LockClass;
 use crate::locks::{AnyLock, LockKind, RawRwLock, RwLock};
 use crate::rmap::era::Era;
@@ -82,10 +84,10 @@ use crate::rmap::slots::{IdAlloc, SlotTable};
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
 use page_lock::PageLocks;
 use std::collections::BTreeSet;
-use std::time::Instant;
 
-/// An mm slot: its mmap_lock and the mm (None when free).
-type MmSlot = RwLock<AnyLock, Option<Mm>>;
+/// An mm slot: its mmap_lock (of the run's mmap_lock kind, on the rmap
+/// locks' platform) and the mm (None when free).
+type MmSlot<P> = RwLock<AnyLock<P>, Option<Mm>>;
 /// A family slot: its root anon_vma lock and the family (None when free).
 type FamilySlot<L> = RwLock<L, Option<Family>>;
 /// A file: its i_mmap_rwsem and its i_mmap tree.
@@ -106,11 +108,13 @@ pub struct SharedWorld<L: RawRwLock> {
     /// The kernel era the world stands for (fixed).
     era: Era,
     capacity: Capacity,
-    /// The run's t = 0 for hold timestamps.
-    epoch: Instant,
+    /// What the kernel work of each step costs (see `costs.rs`).
+    pub costs: Costs,
+    /// CPUs other than a flusher's that an mm runs on (its TLB flushes' IPIs).
+    mm_remote_cpus: u64,
     /// The kind of every mmap_lock (new mm slots get one too).
     mmap_kind: LockKind,
-    mms: SlotTable<MmSlot>,
+    mms: SlotTable<MmSlot<L::Platform>>,
     /// PTEs of every mm: atomics.
     page_tables: PageTables,
     families: SlotTable<FamilySlot<L>>,
@@ -120,7 +124,7 @@ pub struct SharedWorld<L: RawRwLock> {
     /// Page caches, index-aligned with `spaces`: atomics.
     page_cache: Box<[PageCache]>,
     pages: PagePool,
-    page_locks: PageLocks,
+    page_locks: PageLocks<L::Platform>,
     tasklist: parking_lot::Mutex<Tasklist>,
     ancestor: MmId,
 }
@@ -129,8 +133,10 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// Take a built world apart: one `L` per family slot (the root anon_vma
     /// rwsem) and per address space (i_mmap_rwsem), one [`AnyLock`] of kind
     /// `mmap_lock` per mm slot, and the tasklist mutex for slot allocation.
-    /// `epoch` is the run's t = 0. Panics if the world has no task.
-    pub fn new(world: World, mmap_lock: LockKind, epoch: Instant) -> Self {
+    /// `costs` is what the kernel work of each step costs, and an mm runs
+    /// on `mm_remote_cpus` CPUs besides one that flushes its TLB. Panics if
+    /// the world has no task.
+    pub fn new(world: World, mmap_lock: LockKind, costs: Costs, mm_remote_cpus: u64) -> Self {
         let World {
             va_pages,
             era,
@@ -155,7 +161,8 @@ impl<L: RawRwLock> SharedWorld<L> {
             va_pages,
             era,
             capacity,
-            epoch,
+            costs,
+            mm_remote_cpus,
             mmap_kind: mmap_lock,
             mms: mms.map(|m| RwLock::with_raw(AnyLock::of(mmap_lock), LockClass::MmapLock, m)),
             page_tables,
@@ -235,14 +242,13 @@ impl<L: RawRwLock> SharedWorld<L> {
         self.ancestor
     }
 
-    /// Nanoseconds since the epoch.
+    /// Nanoseconds on the platform's clock (virtual time in the simulator).
     fn now_ns(&self) -> u64 {
-        let since = Instant::now().saturating_duration_since(self.epoch);
-        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+        L::Platform::now_ns()
     }
 
     /// The mm slot `mm`, if its chunk exists.
-    fn mm_slot(&self, mm: MmId) -> Option<&MmSlot> {
+    fn mm_slot(&self, mm: MmId) -> Option<&MmSlot<L::Platform>> {
         self.mms.get(mm.index())
     }
 

@@ -1,5 +1,5 @@
 //! The page lock (the folio lock, PG_locked), only where a fault and reclaim
-//! must exclude each other. Not a lock under study: parking_lot mutexes,
+//! must exclude each other. Not a lock under study: one word per page,
 //! uncounted.
 //!
 //! The model's faults take a page reference from a lookup (a PTE, a page-cache
@@ -40,11 +40,19 @@
 //! the kernel (a fault holds mmap_lock when it locks a page; reclaim takes the
 //! rmap lock with the page locked). Nobody holds two page locks.
 
+use crate::locks::platform::{AtomicInt, Ordering, Platform};
 use crate::rmap::{PageId, SpaceId};
-use parking_lot::{Mutex, MutexGuard};
 
-/// A held page lock.
-pub type PageLock<'a> = MutexGuard<'a, ()>;
+/// A held page lock; released on drop (unlock_page).
+pub struct PageLock<'a, P: Platform> {
+    word: &'a P::AtomicU32,
+}
+
+impl<P: Platform> Drop for PageLock<'_, P> {
+    fn drop(&mut self) {
+        self.word.store(0, Ordering::Release);
+    }
+}
 
 /// Which page lock: an anon page by id, a file page by page-cache slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,44 +61,66 @@ pub enum PageKey {
     File(SpaceId, u32),
 }
 
-/// Every page lock of the world.
-pub struct PageLocks {
+/// Every page lock of the world: one word per page (PG_locked is one bit of
+/// the folio's flags; a word of the platform's, so a simulated waiter waits
+/// for the holder's unlock to write it).
+pub struct PageLocks<P: Platform> {
     /// By page id: anonymous pages.
-    anon: Box<[Mutex<()>]>,
+    anon: Box<[P::AtomicU32]>,
     /// By file, then page-cache index: file pages.
-    file: Box<[Box<[Mutex<()>]>]>,
+    file: Box<[Box<[P::AtomicU32]>]>,
 }
 
-fn mutexes(n: u32) -> Box<[Mutex<()>]> {
-    (0..n).map(|_| Mutex::new(())).collect()
+fn words<P: Platform>(n: u32) -> Box<[P::AtomicU32]> {
+    (0..n).map(|_| P::AtomicU32::new(0)).collect()
 }
 
-impl PageLocks {
+/// Polls of a held page lock before a waiter yields its CPU where spinners
+/// must (user space; see `locks::spin_wait`).
+const POLLS_BEFORE_YIELD: u32 = 1 << 10;
+
+impl<P: Platform> PageLocks<P> {
     /// Locks for a pool of `pages` pages and files of `file_pages` pages each.
     pub fn new(pages: u32, file_pages: &[u32]) -> Self {
         PageLocks {
-            anon: mutexes(pages),
-            file: file_pages.iter().map(|&n| mutexes(n)).collect(),
+            anon: words::<P>(pages),
+            file: file_pages.iter().map(|&n| words::<P>(n)).collect(),
         }
     }
 
-    fn mutex(&self, key: PageKey) -> &Mutex<()> {
+    fn word(&self, key: PageKey) -> &P::AtomicU32 {
         match key {
             PageKey::Anon(page) => &self.anon[page.index()],
             PageKey::File(space, index) => &self.file[space.index()][index as usize],
         }
     }
 
-    /// lock_page: a fault waits for it.
-    pub fn lock(&self, key: PageKey) -> PageLock<'_> {
-        self.mutex(key).lock()
+    /// lock_page: a fault waits for it. The kernel's waiter sleeps on the
+    /// folio's wait queue; this one polls (contention is a fault meeting
+    /// reclaim on one page, which is rare), yielding its CPU after a while
+    /// where spinners must.
+    pub fn lock(&self, key: PageKey) -> PageLock<'_, P> {
+        let word = self.word(key);
+        let mut polls = 0u32;
+        while word.swap(1, Ordering::Acquire) != 0 {
+            while word.load(Ordering::Relaxed) != 0 {
+                polls = polls.saturating_add(1);
+                if P::SPINNERS_YIELD && polls > POLLS_BEFORE_YIELD {
+                    P::yield_now();
+                } else {
+                    P::spin_hint();
+                }
+            }
+        }
+        PageLock { word }
     }
 
     /// folio_trylock: reclaim skips a page someone holds
-    /// (shrink_folio_list keeps it for a later pass). Also what keeps reclaim
-    /// from starving: parking_lot 0.13's mutex has no fairness, so a waiter
-    /// could lose every race against a faulting thread that relocks at once.
-    pub fn try_lock(&self, key: PageKey) -> Option<PageLock<'_>> {
-        self.mutex(key).try_lock()
+    /// (shrink_folio_list keeps it for a later pass), so reclaim never
+    /// waits behind a fault.
+    pub fn try_lock(&self, key: PageKey) -> Option<PageLock<'_, P>> {
+        let word = self.word(key);
+        (word.load(Ordering::Relaxed) == 0 && word.swap(1, Ordering::Acquire) == 0)
+            .then_some(PageLock { word })
     }
 }

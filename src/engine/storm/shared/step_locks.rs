@@ -10,9 +10,11 @@
 //! what runs is what the step functions say the kernel takes.
 
 use super::SharedWorld;
+use crate::engine::storm::costs::Costs;
 use crate::locks::RawRwLock;
 use crate::locks::guard::WriteGuard;
-use crate::rmap::step_locks::{StepParts, TakeStepLocks};
+use crate::locks::platform::Platform;
+use crate::rmap::step_locks::{StepParts, TakeStepLocks, Work};
 use crate::rmap::{AddressSpace, Family, FamilyId, LockSet, LockTarget, Mode};
 
 /// The WRITE holds of one step: at most an i_mmap and a family root
@@ -21,6 +23,16 @@ use crate::rmap::{AddressSpace, Family, FamilyId, LockSet, LockTarget, Mode};
 pub struct StepLocks<'a, L: RawRwLock> {
     family: Option<WriteGuard<'a, L, Option<Family>>>,
     space: Option<WriteGuard<'a, L, AddressSpace>>,
+    costs: &'a Costs,
+}
+
+/// What `work` costs: each piece at the profile's price.
+fn cost(costs: &Costs, work: Work) -> u64 {
+    match work {
+        Work::Vmas(n) => u64::from(n) * costs.vma,
+        Work::Avcs(n) => u64::from(n) * costs.avc,
+        Work::Ptes(n) => u64::from(n) * costs.pte_copy,
+    }
 }
 
 impl<L: RawRwLock> StepParts for StepLocks<'_, L> {
@@ -35,6 +47,11 @@ impl<L: RawRwLock> StepParts for StepLocks<'_, L> {
     fn clear_family(&mut self) {
         let slot = self.family.as_deref_mut();
         *slot.expect("the step locked a family") = None;
+    }
+
+    /// Work done for real under this step's locks: charged.
+    fn did(&mut self, work: Work) {
+        L::Platform::charge(cost(self.costs, work));
     }
 }
 
@@ -53,6 +70,15 @@ impl<'w, L: RawRwLock> TakeStepLocks for &'w SharedWorld<L> {
     fn free_family(&mut self, family: FamilyId) {
         SharedWorld::free_family(*self, family)
     }
+
+    /// Work done for real under the caller's mmap_lock: charged.
+    fn did(&mut self, work: Work) {
+        L::Platform::charge(cost(&self.costs, work));
+    }
+
+    fn might_sleep(&mut self) {
+        L::Platform::might_sleep();
+    }
 }
 
 impl<L: RawRwLock> SharedWorld<L> {
@@ -61,6 +87,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let mut held = StepLocks {
             family: None,
             space: None,
+            costs: &self.costs,
         };
         for req in set.iter() {
             assert_eq!(req.mode, Mode::Write, "{req}: steps lock for write");

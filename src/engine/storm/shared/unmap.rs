@@ -5,6 +5,7 @@
 
 use super::SharedWorld;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::rmap::compose;
 use crate::rmap::{MmId, Vma};
 
@@ -77,6 +78,8 @@ impl<L: RawRwLock> SharedWorld<L> {
             .partition(|v| start <= v.start && v.end <= end);
         m.vmas = kept;
         self.teardown(mm, &mut inside);
+        // vm_area_alloc (GFP_KERNEL) for the new vma.
+        L::Platform::might_sleep();
         crate::rmap::mmap::mmap_anon(m, start, pages);
         true
     }

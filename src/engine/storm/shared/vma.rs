@@ -3,6 +3,7 @@
 
 use super::SharedWorld;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::rmap::step_locks::StepParts;
 use crate::rmap::{Mm, MmId, SpaceId, compose, mmap};
 
@@ -50,6 +51,8 @@ impl<L: RawRwLock> SharedWorld<L> {
         let mut guard = self.mm_slot(mm)?.write();
         let m = guard.as_mut()?;
         let start = mmap::get_unmapped_area(m, pages, self.va_pages)?;
+        // vm_area_alloc (GFP_KERNEL) for the new vma.
+        L::Platform::might_sleep();
         let mut held = self.lock_step(mmap::mmap_file_locks(space));
         let s = held.space().expect("mmap_file locks its i_mmap");
         mmap::mmap_file(mm, m, start, pages, space, pgoff, s);

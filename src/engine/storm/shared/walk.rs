@@ -11,6 +11,7 @@
 
 use super::SharedWorld;
 use super::page_lock::PageKey;
+use crate::locks::platform::Platform;
 use crate::locks::{RawRwLock, RwLock};
 use crate::metrics::overlap::Hold;
 use crate::rmap::walk::{self, Locked};
@@ -94,7 +95,13 @@ impl<L: RawRwLock> SharedWorld<L> {
             return WalkOutcome::PageLocked;
         };
         let out = self.walk_locked(page, mapping, false, |locked| {
-            walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| on_vma())
+            let result =
+                walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| on_vma());
+            // ptep_clear_flush of every PTE it cleared, under the rmap lock:
+            // IPIs the engine only stands for.
+            let flushes = u64::from(result.mapped);
+            L::Platform::udelay(flushes * self.costs.tlb_shootdown(self.mm_remote_cpus));
+            result
         });
         if let Mapping::File { space } = mapping
             && self.pages.mapcount(page) == 0

@@ -1,0 +1,211 @@
+//! `rmap-storm run --engine sim` on the real binary: every shipped model runs
+//! on virtual CPUs and reports in virtual time, a run is the same for the
+//! same seed, the preemption model changes what the kernel's would, and bad
+//! simulator input is one line and exit 2 with nothing written.
+
+use rmap_storm::results::RunReport;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
+        .arg("run")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The run's JSON as written, and as parsed.
+fn run_json(args: &[&str]) -> (serde_json::Value, RunReport) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut all = vec!["--engine", "sim"];
+    all.extend(args);
+    all.extend(["--json", json.to_str().unwrap()]);
+    let out = run(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    let bytes = std::fs::read(&json).unwrap();
+    (
+        serde_json::from_slice(&bytes).unwrap(),
+        serde_json::from_slice(&bytes).unwrap(),
+    )
+}
+
+/// The JSON without the fields that are this host's (the simulator's wall
+/// time, its rate and the process's memory).
+fn without_wall_clock(mut v: serde_json::Value) -> serde_json::Value {
+    let sim = v["sim"].as_object_mut().expect("a simulated run has sim");
+    for key in ["wall_s", "events_per_s", "peak_rss_mib"] {
+        assert!(sim.remove(key).is_some(), "sim.{key} is reported");
+    }
+    v
+}
+
+#[test]
+fn every_shipped_model_runs_on_four_virtual_cpus() {
+    let mut models: Vec<_> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+    models.sort();
+    for model in models {
+        let m = model.to_str().unwrap();
+        let (_, r) = run_json(&[m, "--cpus", "4", "--duration", "5ms"]);
+        assert_eq!(r.engine, "sim", "{m}");
+        assert_eq!(r.duration_s, 0.005, "{m}: virtual seconds, exactly");
+        let sim = r.sim.as_ref().expect("the simulator's figures");
+        assert_eq!(sim.cpus, 4, "{m}");
+        assert!(sim.events > 0, "{m}: {sim:?}");
+        assert!(
+            r.roles.values().map(|role| role.ops).sum::<u64>() > 0,
+            "{m}: nothing ran in 5 virtual ms"
+        );
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_json_apart_from_wall_clock_fields() {
+    let args = ["--cpus", "8", "--duration", "3ms", "--seed", "7"];
+    let (a, _) = run_json(&args);
+    let (b, _) = run_json(&args);
+    assert_eq!(without_wall_clock(a.clone()), without_wall_clock(b));
+    let (c, _) = run_json(&["--cpus", "8", "--duration", "3ms", "--seed", "8"]);
+    assert_ne!(
+        without_wall_clock(a),
+        without_wall_clock(c),
+        "another seed is another run"
+    );
+}
+
+/// Seed 000: 32 threads of touch / mmap(MAP_FIXED) / mprotect on one CPU
+/// with the 2007 rw_semaphore. Under PREEMPT_VOLUNTARY a writer switched out
+/// at a might_sleep() inside its hold makes the others queue, and the FIFO
+/// handoff keeps them switching on every acquisition; under PREEMPT_NONE a
+/// task switches only at a return to user, never holding the lock.
+#[test]
+fn voluntary_preemption_storms_where_none_does_not() {
+    let ctx = |preempt: &str| {
+        let (_, r) = run_json(&[
+            "models/mmap-mprotect.toml",
+            "--cpus",
+            "1",
+            "--lock",
+            "rwsem-fifo",
+            "--preempt",
+            preempt,
+            "--duration",
+            "100ms",
+        ]);
+        assert_eq!(r.sim.as_ref().unwrap().preempt, preempt);
+        r.ctx_switches.voluntary_per_s + r.ctx_switches.involuntary_per_s
+    };
+    let (none, voluntary) = (ctx("none"), ctx("voluntary"));
+    assert!(
+        voluntary >= 100.0 * none.max(1.0),
+        "voluntary {voluntary:.0}/s vs none {none:.0}/s: want >= 100x"
+    );
+}
+
+#[test]
+fn bad_simulator_input_is_one_line_exit_2_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |name: &str, edit: &dyn Fn(String) -> String| {
+        let src = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/machines/default.toml"),
+        )
+        .unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, edit(src)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let set_cost = |value: &'static str| {
+        move |src: String| {
+            src.lines()
+                .map(|l| {
+                    if l.starts_with("fault_ns") {
+                        format!("fault_ns = {value}")
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    let missing = profile("missing.toml", &|src| {
+        src.lines()
+            .filter(|l| !l.starts_with("fault_ns"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let negative = profile("negative.toml", &set_cost("-5.0"));
+    let infinite = profile("infinite.toml", &set_cost("inf"));
+    let nan = profile("nan.toml", &set_cost("nan"));
+    let json = dir.path().join("out.json");
+    let j = json.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["--engine", "sim", "--cpus", "0"],
+            "--cpus: 0 is out of range (allowed: 1..=4096)".into(),
+        ),
+        (
+            vec!["--engine", "sim", "--cpus", "4097"],
+            "--cpus: 4097 is out of range (allowed: 1..=4096)".into(),
+        ),
+        (vec!["--cpus", "4"], "--cpus: only with --engine sim".into()),
+        (
+            vec!["--engine", "sim", "--preempt", "lazy"],
+            "invalid value 'lazy' for '--preempt".into(),
+        ),
+        (
+            vec!["--engine", "sim", "--pin", "0"],
+            "--pin: only with the native engine".into(),
+        ),
+        (
+            vec!["--engine", "sim", "--machine", &missing],
+            format!("{missing}: work.fault_ns: missing field `fault_ns`"),
+        ),
+        (
+            vec!["--engine", "sim", "--machine", &negative],
+            format!("{negative}: work.fault_ns: -5 is negative"),
+        ),
+        (
+            vec!["--engine", "sim", "--machine", &infinite],
+            format!("{infinite}: work.fault_ns: inf is not finite"),
+        ),
+        (
+            vec!["--engine", "sim", "--machine", &nan],
+            format!("{nan}: work.fault_ns: NaN is not finite"),
+        ),
+    ];
+    for (args, want) in &cases {
+        let mut all = args.clone();
+        all.extend(["--duration", "1ms", "--json", j]);
+        let out = run(&all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(want.as_str()),
+            "{args:?}: want {want:?}, got {err}"
+        );
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!json.exists(), "{args:?}: wrote {j}");
+    }
+}
