@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod mode;
 pub mod model;
 pub mod report;
+pub mod reproduce;
 pub mod results;
 pub mod rmap;
 pub mod sweep;

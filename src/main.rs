@@ -15,7 +15,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a reclaim storm on real threads: the main job (default model: aim7-fork-storm).
+    /// Run a reclaim storm on real threads or virtual CPUs: the main job (default model: aim7-fork-storm).
     Run(cli::run::Args),
     /// Build a model's initial world and print its rmap statistics.
     Inspect(cli::inspect::Args),
@@ -31,6 +31,8 @@ enum Command {
     Merge(cli::merge::Args),
     /// Measure this machine and write a machine profile for the simulator.
     Calibrate(cli::calibrate::Args),
+    /// Reproduce a seed's or a kernel thread's measured effect: expected beside observed.
+    Reproduce(cli::reproduce::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cli::compare::run(args),
         Command::Merge(args) => cli::merge::run(args),
         Command::Calibrate(args) => cli::calibrate::run(args),
+        Command::Reproduce(args) => cli::reproduce::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

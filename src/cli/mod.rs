@@ -9,6 +9,7 @@ pub mod engine_args;
 pub mod inspect;
 pub mod merge;
 pub mod plot;
+pub mod reproduce;
 pub mod run;
 pub mod sweep;
 pub mod torture;

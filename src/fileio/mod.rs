@@ -120,6 +120,29 @@ fn io_error(doing: &str, path: &Path, e: std::io::Error) -> Error {
     Error::failed(format!("{doing} {}: {e}", path.display()))
 }
 
+/// Replace what lies between the lines `begin` and `end` of the text file
+/// at `path` with `body` (a README's generated table), writing it whole or
+/// not at all. A file without both markers, in that order, is bad input.
+pub fn replace_between(path: &Path, begin: &str, end: &str, body: &str) -> Result<()> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| Error::usage(format!("{}: cannot read: {e}", path.display())))?;
+    let (Some(b), Some(e)) = (text.find(begin), text.find(end)) else {
+        return Err(Error::usage(format!(
+            "{}: no '{begin}' ... '{end}' markers (allowed: a file holding both, in that order)",
+            path.display()
+        )));
+    };
+    if e < b {
+        return Err(Error::usage(format!(
+            "{}: '{end}' comes before '{begin}'",
+            path.display()
+        )));
+    }
+    let head = &text[..b + begin.len()];
+    let tail = &text[e..];
+    write_atomic(path, format!("{head}\n{body}{tail}").as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod csv;
 pub mod pick;
 pub mod plot;
+pub mod reproduce;
 pub mod run_text;
 pub mod stats;
 pub mod units;

@@ -4,6 +4,8 @@
 //! formats them, `sweep` and `fileio` store them; nothing here does any of
 //! that itself.
 
+pub mod figure;
+pub mod reproduce;
 pub mod run;
 pub mod shard;
 pub mod sweep;
