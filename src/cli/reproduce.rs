@@ -5,7 +5,7 @@
 use super::engine_args::EngineName;
 use crate::engine::RunEngine;
 use crate::engine::sim::{Preempt, SimSpec};
-use crate::fileio::{replace_between, write_atomic, write_json};
+use crate::fileio::{replace_between, section, write_atomic, write_json};
 use crate::model::machine::{self, MachineProfile};
 use crate::report::reproduce as table;
 use crate::reproduce::{self, scenario};
@@ -61,17 +61,21 @@ pub fn run(args: Args) -> Result<()> {
         Some(name) => vec![scenario_path(dir, name)],
         None => scenario::list(dir)?,
     };
-    for p in &paths {
-        scenario::load(p)?;
+    if let Some(readme) = &args.readme {
+        section(readme, BEGIN, END)?;
     }
+    let engine = engine(&args)?;
+    let prepared = paths
+        .iter()
+        .map(|p| reproduce::prepare(p, args.quick, &engine))
+        .collect::<Result<Vec<_>>>()?;
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out)
             .map_err(|e| Error::usage(format!("{}: cannot create: {e}", out.display())))?;
     }
-    let engine = engine(&args)?;
     let mut tables = Vec::new();
-    for path in &paths {
-        let t = run_one(path, &args, &engine)?;
+    for (path, p) in paths.iter().zip(prepared) {
+        let t = run_one(path, p, &args)?;
         print!("{}", table::text(&t));
         println!();
         tables.push(t);
@@ -88,12 +92,11 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn run_one(path: &Path, args: &Args, engine: &RunEngine) -> Result<ScenarioReport> {
-    let plan = scenario::load(path)?.plan(args.quick).len() as u64;
+fn run_one(path: &Path, p: reproduce::Prepared, args: &Args) -> Result<ScenarioReport> {
     let bar = crate::sweep::progress::bar();
-    bar.set_length(plan);
+    bar.set_length(p.len() as u64);
     bar.set_message(scenario::Scenario::name(path));
-    let outcome = reproduce::run(path, args.quick, engine, &|| bar.inc(1));
+    let outcome = p.run(&|| bar.inc(1));
     bar.finish_and_clear();
     let t = outcome?.table;
     if let Some(out) = &args.out {

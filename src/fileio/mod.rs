@@ -124,28 +124,45 @@ fn io_error(doing: &str, path: &Path, e: std::io::Error) -> Error {
 /// at `path` with `body` (a README's generated table), writing it whole or
 /// not at all. A file without both markers, in that order, is bad input.
 pub fn replace_between(path: &Path, begin: &str, end: &str, body: &str) -> Result<()> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("{}: cannot read: {e}", path.display())))?;
-    let (Some(b), Some(e)) = (text.find(begin), text.find(end)) else {
-        return Err(Error::usage(format!(
-            "{}: no '{begin}' ... '{end}' markers (allowed: a file holding both, in that order)",
-            path.display()
-        )));
-    };
-    if e < b {
-        return Err(Error::usage(format!(
-            "{}: '{end}' comes before '{begin}'",
-            path.display()
-        )));
-    }
+    let (text, b, e) = section(path, begin, end)?;
     let head = &text[..b + begin.len()];
     let tail = &text[e..];
     write_atomic(path, format!("{head}\n{body}{tail}").as_bytes())
 }
 
+/// The text of `path` and where its `begin` and `end` markers are; checks a
+/// file before a long job that will replace its section.
+pub fn section(path: &Path, begin: &str, end: &str) -> Result<(String, usize, usize)> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| Error::usage(format!("{}: cannot read: {e}", path.display())))?;
+    match (text.find(begin), text.find(end)) {
+        (Some(b), Some(e)) if b < e => Ok((text, b, e)),
+        _ => Err(Error::usage(format!(
+            "{}: no '{begin}' ... '{end}' markers (allowed: a file holding both, in that order)",
+            path.display()
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_generated_section_is_replaced_between_its_markers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("README.md");
+        fs::write(&path, "head\n<!-- b -->\nold\n<!-- e -->\ntail\n").unwrap();
+        replace_between(&path, "<!-- b -->", "<!-- e -->", "new\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "head\n<!-- b -->\nnew\n<!-- e -->\ntail\n"
+        );
+        fs::write(&path, "no markers\n").unwrap();
+        let e = replace_between(&path, "<!-- b -->", "<!-- e -->", "x").unwrap_err();
+        assert!(matches!(e, Error::Usage(_)), "{e}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "no markers\n");
+    }
 
     #[test]
     fn a_write_replaces_the_file_whole_and_leaves_no_temp() {

@@ -20,7 +20,7 @@ use crate::results::{RunReport, figure};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use scenario::{PlannedRun, Scenario};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// One scenario run: the table, and every run's own report in plan order.
@@ -29,15 +29,20 @@ pub struct Outcome {
     pub runs: Vec<(PlannedRun, RunReport)>,
 }
 
-/// Run the scenario at `path` on `engine` (its CPUs and preemption model are
-/// the profile's defaults; a run sets its own where its source states them).
-/// `tick` is called once per finished run.
-pub fn run(
-    path: &Path,
+/// A scenario whose every run is resolved: nothing left to fail as bad input.
+pub struct Prepared {
+    path: PathBuf,
+    scenario: Scenario,
     quick: bool,
-    engine: &RunEngine,
-    tick: &(dyn Fn() + Sync),
-) -> Result<Outcome> {
+    engine: RunEngine,
+    plan: Vec<PlannedRun>,
+    configs: Vec<RunConfig>,
+}
+
+/// Load the scenario at `path` and resolve its runs on `engine` (whose CPUs
+/// and preemption model are the defaults; a run sets its own where its
+/// source states them).
+pub fn prepare(path: &Path, quick: bool, engine: &RunEngine) -> Result<Prepared> {
     let scenario = scenario::load(path)?;
     let plan = scenario.plan(quick);
     let duration = Duration::from_millis(scenario.duration_ms(quick));
@@ -45,18 +50,48 @@ pub fn run(
         .iter()
         .map(|r| resolve(r, duration, engine).map_err(|e| at_run(path, r, e)))
         .collect::<Result<Vec<_>>>()?;
-    let one = |cfg: &RunConfig| {
-        let report = engine::run(cfg);
-        tick();
-        report
-    };
-    let reports: Vec<RunReport> = match engine {
-        RunEngine::Sim(_) => configs.par_iter().map(one).collect::<Result<_>>()?,
-        RunEngine::Native { .. } => configs.iter().map(one).collect::<Result<_>>()?,
-    };
-    let runs: Vec<(PlannedRun, RunReport)> = plan.into_iter().zip(reports).collect();
-    let table = table(path, &scenario, quick, engine, &configs, &runs);
-    Ok(Outcome { table, runs })
+    Ok(Prepared {
+        path: path.to_path_buf(),
+        scenario,
+        quick,
+        engine: engine.clone(),
+        plan,
+        configs,
+    })
+}
+
+impl Prepared {
+    /// Runs to make.
+    pub fn len(&self) -> usize {
+        self.plan.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plan.is_empty()
+    }
+
+    /// Make every run (`tick` after each) and judge the claims.
+    pub fn run(self, tick: &(dyn Fn() + Sync)) -> Result<Outcome> {
+        let one = |cfg: &RunConfig| {
+            let report = engine::run(cfg);
+            tick();
+            report
+        };
+        let reports: Vec<RunReport> = match self.engine {
+            RunEngine::Sim(_) => self.configs.par_iter().map(one).collect::<Result<_>>()?,
+            RunEngine::Native { .. } => self.configs.iter().map(one).collect::<Result<_>>()?,
+        };
+        let runs: Vec<(PlannedRun, RunReport)> = self.plan.into_iter().zip(reports).collect();
+        let table = table(
+            &self.path,
+            &self.scenario,
+            self.quick,
+            &self.engine,
+            &self.configs,
+            &runs,
+        );
+        Ok(Outcome { table, runs })
+    }
 }
 
 /// The run's config; native runs ignore the scenario's CPUs and preemption

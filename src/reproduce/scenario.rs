@@ -449,8 +449,7 @@ mod tests {
         load(&path).map_err(|e| e.to_string())
     }
 
-    const RUNS: &str =
-        "[[runs]]\nname = \"g\"\nlocks = [\"spinlock\", \"rwsem\"]\ncpus = [1, 4]\nthreads = \"cpus\"\n";
+    const RUNS: &str = "[[runs]]\nname = \"g\"\nlocks = [\"spinlock\", \"rwsem\"]\ncpus = [1, 4]\nthreads = \"cpus\"\n";
 
     #[test]
     fn a_grid_names_each_run_by_lock_and_cpus() {
@@ -460,14 +459,16 @@ mod tests {
         .unwrap();
         let plan = s.plan(false);
         let names: Vec<_> = plan.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["g/spinlock@1", "g/spinlock@4", "g/rwsem@1", "g/rwsem@4"]);
+        assert_eq!(
+            names,
+            ["g/spinlock@1", "g/spinlock@4", "g/rwsem@1", "g/rwsem@4"]
+        );
         assert_eq!(plan[1].threads, Some(4), "threads = cpus");
     }
 
     #[test]
     fn bad_scenarios_name_the_key() {
-        let expect =
-            "[[expect]]\nwhat = \"w\"\nfigure = \"roles.monitor.ops_per_s\"\nrun = \"g/spinlock@1\"\n";
+        let expect = "[[expect]]\nwhat = \"w\"\nfigure = \"roles.monitor.ops_per_s\"\nrun = \"g/spinlock@1\"\n";
         for (extra, want) in [
             (
                 format!("{RUNS}{expect}vs = \"nope\"\n"),
@@ -496,7 +497,9 @@ mod tests {
                 "runs[0].cpus: 0 is out of range",
             ),
             (
-                format!("[[runs]]\nname = \"g\"\nlock = \"spinlock\"\nthreads = \"cpus\"\n{expect}"),
+                format!(
+                    "[[runs]]\nname = \"g\"\nlock = \"spinlock\"\nthreads = \"cpus\"\n{expect}"
+                ),
                 "runs[0].threads",
             ),
             (format!("{RUNS}{expect}bogus = 1\n"), "bogus"),
