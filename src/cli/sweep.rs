@@ -4,7 +4,7 @@
 //! the CPUs the x axis.
 
 use super::engine_args::{EngineArgs, EngineName, parse_cpus};
-use crate::engine::sim::Preempt;
+use crate::engine::sim::{MAX_CPUS, Preempt};
 use crate::engine::{self, RunConfig, RunEngine, RunRequest};
 use crate::locks::LockKind;
 use crate::report::plot;
@@ -87,27 +87,7 @@ pub fn params(args: &Args) -> Result<SweepParams> {
         None => None,
     };
     let (mut engine, cpus) = sweep_engine(&args.engine)?;
-    let (x, threads) = match (&args.vary, threads, cpus) {
-        (Some(_), _, Some(cpus)) if cpus.len() > 1 => {
-            return Err(Error::usage(
-                "--vary: not with more than one --cpus value (both would be the x axis; give one --cpus value)",
-            ));
-        }
-        (None, threads, Some(cpus)) if cpus.len() > 1 => (
-            XAxis::Cpus(cpus),
-            single(threads, "several --cpus values (the CPUs are the x axis)")?,
-        ),
-        (vary, threads, cpus) => {
-            engine.cpus = cpus.and_then(|c| c.first().copied());
-            match vary {
-                None => (XAxis::Threads(threads.unwrap_or(vec![1, 2, 4, 8])), None),
-                Some(vary) => (
-                    parse_vary(vary)?,
-                    single(threads, "--vary (the --vary key is the x axis)")?,
-                ),
-            }
-        }
-    };
+    let (x, threads) = x_axis(args.vary.as_deref(), threads, cpus, &mut engine)?;
     let duration = super::duration::parse("--duration", &args.duration)?;
     let shard = match &args.shard {
         Some(text) => Some(
@@ -130,6 +110,34 @@ pub fn params(args: &Args) -> Result<SweepParams> {
     };
     params.validate().map_err(Error::usage)?;
     Ok(params)
+}
+
+/// The x axis and the thread count every point shares: the CPUs when more
+/// than one is given, else the --vary key, else threads. One CPU count fixes
+/// every point's (`engine.cpus`).
+fn x_axis(
+    vary: Option<&str>,
+    threads: Option<Vec<u32>>,
+    cpus: Vec<u32>,
+    engine: &mut SweepEngine,
+) -> Result<(XAxis, Option<u32>)> {
+    if cpus.len() > 1 {
+        if vary.is_some() {
+            return Err(Error::usage(
+                "--vary: not with more than one --cpus value (both would be the x axis; give one --cpus value)",
+            ));
+        }
+        let threads = single(threads, "several --cpus values (the CPUs are the x axis)")?;
+        return Ok((XAxis::Cpus(cpus), threads));
+    }
+    engine.cpus = cpus.first().copied();
+    match vary {
+        None => Ok((XAxis::Threads(threads.unwrap_or(vec![1, 2, 4, 8])), None)),
+        Some(vary) => {
+            let threads = single(threads, "--vary (the --vary key is the x axis)")?;
+            Ok((parse_vary(vary)?, threads))
+        }
+    }
 }
 
 /// The items of a comma-separated list; an empty or blank text is no item.
@@ -170,11 +178,11 @@ fn single(threads: Option<Vec<u32>>, axis: &str) -> Result<Option<u32>> {
     }
 }
 
-/// Where the points run, and the `--cpus` values on the simulator (the
-/// profile's CPUs when none are given). Checked as `run` checks them, the
+/// Where the points run, and the `--cpus` values (on the simulator; the
+/// profile's CPUs when none are given; none natively). Checked as `run` checks them, the
 /// profile loaded here once, so a simulator option on the native engine or
 /// a bad profile is a usage error before anything is written.
-fn sweep_engine(args: &EngineArgs) -> Result<(SweepEngine, Option<Vec<u32>>)> {
+fn sweep_engine(args: &EngineArgs) -> Result<(SweepEngine, Vec<u32>)> {
     let one_cpu_count = EngineArgs {
         cpus: None,
         ..args.clone()
@@ -185,10 +193,16 @@ fn sweep_engine(args: &EngineArgs) -> Result<(SweepEngine, Option<Vec<u32>>)> {
         args.run_engine(&[])?;
     }
     let mut chosen = point_engine(args, &engine);
-    let cpus = match (&args.cpus, chosen.cpus.take()) {
-        (Some(text), _) => Some(items(text).map(cpu_count).collect::<Result<Vec<_>>>()?),
-        (None, profile) => profile.map(|n| vec![n]),
+    let profile = chosen.cpus.take();
+    let cpus: Vec<u32> = match &args.cpus {
+        Some(text) => items(text).map(cpu_count).collect::<Result<_>>()?,
+        None => profile.into_iter().collect(),
     };
+    if chosen.is_sim() && cpus.is_empty() {
+        return Err(Error::usage(format!(
+            "--cpus: empty list (allowed: 1..={MAX_CPUS})"
+        )));
+    }
     Ok((chosen, cpus))
 }
 
