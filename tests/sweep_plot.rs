@@ -207,7 +207,7 @@ fn a_native_threads_axis_marks_the_online_cpus() {
             "{}",
             chart.title
         );
-        assert_eq!(chart.markers, [mark.clone()], "{}", chart.name);
+        assert_eq!(chart.markers, std::slice::from_ref(&mark), "{}", chart.name);
     }
     let out = dir.path().join("plots");
     plot::write_all(&results, &out, None).unwrap();

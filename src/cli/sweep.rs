@@ -16,7 +16,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-#[command(mut_arg("cpus", |a| a.help(
+#[command(mut_arg("cpus", |a| a.value_name("N,N,...").help(
     "Virtual CPUs (sim only, each 1..=4096), comma-separated: more than one value is the \
      x axis, one fixes every point's [default: the profile's CPUs]"
 )))]
@@ -36,7 +36,7 @@ pub struct Args {
     /// Runs per (x, lock) pair; compare marks a change only with 3 or more.
     #[arg(long, default_value = "1")]
     pub repeat: u32,
-    /// Length of each run (500ms, 2s, 1m).
+    /// Length of each run (500ms, 2s, 1m; virtual time with --engine sim).
     #[arg(long, default_value = "2s")]
     pub duration: String,
     /// Override a model value for every run, as in `run` (repeatable).
@@ -178,10 +178,11 @@ fn single(threads: Option<Vec<u32>>, axis: &str) -> Result<Option<u32>> {
     }
 }
 
-/// Where the points run, and the `--cpus` values (on the simulator; the
-/// profile's CPUs when none are given; none natively). Checked as `run` checks them, the
-/// profile loaded here once, so a simulator option on the native engine or
-/// a bad profile is a usage error before anything is written.
+/// Where the points run, and the `--cpus` values (on the simulator, the
+/// profile's CPUs when none are given; none natively). Checked as `run`
+/// checks them, the profile loaded here once, so a simulator option on the
+/// native engine or a bad profile is a usage error before anything is
+/// written.
 fn sweep_engine(args: &EngineArgs) -> Result<(SweepEngine, Vec<u32>)> {
     let one_cpu_count = EngineArgs {
         cpus: None,
