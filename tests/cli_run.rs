@@ -126,12 +126,13 @@ fn csv_has_one_row_per_role() {
         1 + 3,
         "header + monitor, mprotect, touch:\n{body}"
     );
-    // Today's columns in today's order, then the ones schema 2 added.
+    // Today's columns in today's order, then the ones schema 2 added, then
+    // the run's CPUs.
     assert_eq!(
         rows[0],
         "point,model,engine,lock,x_key,x,repeat,seed,duration_s,role,threads,ops,ops_per_s,\
          latency_p50_ns,latency_p99_ns,latency_p999_ns,latency_max_ns,ctx_voluntary_per_s,\
-         ctx_involuntary_per_s,lock_class,wait_share,contended_pct,verdict,failed,gave_up"
+         ctx_involuntary_per_s,lock_class,wait_share,contended_pct,verdict,failed,gave_up,cpus"
     );
 }
 
@@ -167,7 +168,8 @@ fn key_shapes(value: &serde_json::Value) -> std::collections::BTreeSet<String> {
 
 /// The run JSON keeps every key it had before `failed` was reported (the
 /// set below is the one the schema-1 build wrote, with role, lock class and
-/// event names folded to `*`) and adds only the two outcome counts.
+/// event names folded to `*`) and adds only the two outcome counts and the
+/// run's CPUs (which a reader may ignore: it reads as 0 from older files).
 #[test]
 fn run_json_keeps_its_keys_and_adds_only_the_outcome_counts() {
     const SCHEMA_1: &[&str] = &[
@@ -226,7 +228,9 @@ fn run_json_keeps_its_keys_and_adds_only_the_outcome_counts() {
     let lost: Vec<&String> = before.difference(&now).collect();
     let added: Vec<&String> = now.difference(&before).collect();
     assert!(lost.is_empty(), "keys gone: {lost:?}");
-    assert_eq!(added, ["roles.*.failed", "roles.*.gave_up"]);
+    assert_eq!(added, ["cpus", "roles.*.failed", "roles.*.gave_up"]);
+    let online = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(value["cpus"], online, "a native run has the online CPUs");
     // The schema-1 file the old build wrote has exactly the old set.
     let old =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema1/run.json"));

@@ -21,6 +21,7 @@ fn compare_reads_a_schema_1_run_and_its_failed_count_is_zero() {
     let old: RunReport = fileio::read_json(&data("run.json")).unwrap();
     assert_eq!(old.schema, 1);
     assert!(old.roles.values().all(|r| r.failed == 0 && r.gave_up == 0));
+    assert_eq!(old.cpus, 0, "an old run reports no CPUs");
     let mut new = old.clone();
     new.schema = SCHEMA;
     new.roles.get_mut("touch").unwrap().failed = 7;
@@ -52,7 +53,12 @@ fn merge_joins_schema_1_shards_into_a_schema_2_folder() {
     );
     assert_eq!(read_sweep(&out).unwrap(), merged);
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",failed,gave_up"));
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",failed,gave_up,cpus")
+    );
     assert_eq!(csv.lines().count(), 1 + 2 * 3, "2 points x 3 roles");
     // A shard's own results.json, schema 1, reads as the same sweep.
     let shard = read_sweep(&data("shard1/results.json")).unwrap();
@@ -107,6 +113,6 @@ fn a_schema_1_csv_parses_with_zero_failures() {
     assert_eq!(rows.len(), 3, "monitor, mprotect, touch");
     assert!(
         rows.iter()
-            .all(|r| r.failed == 0 && r.gave_up == 0 && r.ops > 0)
+            .all(|r| r.failed == 0 && r.gave_up == 0 && r.ops > 0 && r.cpus == 0)
     );
 }

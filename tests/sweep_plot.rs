@@ -3,10 +3,13 @@
 mod sweep_fake;
 
 use indicatif::ProgressBar;
+use rmap_storm::Result;
 use rmap_storm::locks::LockKind;
 use rmap_storm::report::plot;
-use rmap_storm::results::{SweepParams, SweepResults, XAxis};
-use rmap_storm::sweep;
+use rmap_storm::results::{
+    EngineKind, RunReport, SimReport, SweepEngine, SweepParams, SweepPoint, SweepResults, XAxis,
+};
+use rmap_storm::sweep::{self, Runner};
 use std::path::Path;
 
 fn results(params: &SweepParams, out: &Path) -> SweepResults {
@@ -143,4 +146,133 @@ fn plot_files_are_valid_png_and_svg() {
             .exit_code(),
         2
     );
+}
+
+/// The text of each `<text>` element of an SVG, trimmed, in order.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            Some(
+                t.split_once('>')?
+                    .1
+                    .split_once("</text>")?
+                    .0
+                    .trim()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The fake engine's reports as `engine` made them on `cpus` CPUs (the
+/// point's own on the simulator, of the machine "Box").
+fn on_cpus(engine: &'static str, cpus: u32) -> impl Fn(&SweepPoint) -> Result<RunReport> {
+    move |point| {
+        let mut report = sweep_fake::report(point)?;
+        report.engine = engine.into();
+        report.cpus = point.engine.cpus.unwrap_or(cpus);
+        if engine == "sim" {
+            report.sim = Some(SimReport {
+                cpus: report.cpus,
+                machine: "Box".into(),
+                ..SimReport::default()
+            });
+        }
+        Ok(report)
+    }
+}
+
+fn results_of(params: &SweepParams, out: &Path, runner: &dyn Runner) -> SweepResults {
+    sweep::run(params, out, runner, &ProgressBar::hidden())
+        .unwrap()
+        .results
+}
+
+#[test]
+fn a_native_threads_axis_marks_the_online_cpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = on_cpus("native", 2);
+    let results = results_of(&sweep_fake::params(), &dir.path().join("a"), &runner);
+    let charts = plot::charts(&results, None).unwrap();
+    let mark = plot::Marker {
+        x: 2.0,
+        label: "2 online CPUs".into(),
+    };
+    for chart in &charts {
+        assert!(
+            chart
+                .title
+                .starts_with("aim7-fork-storm (native, 2 online CPUs): "),
+            "{}",
+            chart.title
+        );
+        assert_eq!(chart.markers, std::slice::from_ref(&mark), "{}", chart.name);
+    }
+    let out = dir.path().join("plots");
+    plot::write_all(&results, &out, None).unwrap();
+    let texts = svg_texts(&std::fs::read_to_string(out.join("throughput.svg")).unwrap());
+    assert!(texts[0].contains("(native, 2 online CPUs)"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "2 online CPUs"), "{texts:?}");
+
+    // CPUs beyond the largest thread count: named in the title, not marked.
+    let runner = on_cpus("native", 64);
+    let results = results_of(&sweep_fake::params(), &dir.path().join("b"), &runner);
+    let throughput = &plot::charts(&results, None).unwrap()[0];
+    assert!(throughput.title.contains("(native, 64 online CPUs)"));
+    assert!(throughput.markers.is_empty());
+}
+
+#[test]
+fn a_cpus_axis_names_the_virtual_cpus_and_gets_the_linear_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = SweepParams {
+        x: XAxis::Cpus(vec![1, 2, 4]),
+        threads: Some(4),
+        engine: SweepEngine {
+            kind: EngineKind::Sim,
+            preempt: Some("voluntary".into()),
+            ..SweepEngine::default()
+        },
+        ..sweep_fake::params()
+    };
+    let results = results_of(&params, dir.path(), &on_cpus("sim", 0));
+    let charts = plot::charts(&results, None).unwrap();
+    let throughput = &charts[0];
+    assert!(
+        throughput.title.starts_with(
+            "aim7-fork-storm (sim, 1-4 virtual CPUs of Box): reclaim throughput vs cpus"
+        ),
+        "{}",
+        throughput.title
+    );
+    assert_eq!(throughput.x_label, "virtual CPUs");
+    let labels: Vec<&str> = throughput.lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["spinlock", "rwsem", "spinlock linear", "rwsem linear"]
+    );
+    let xs: Vec<f64> = throughput.lines[0].points.iter().map(|b| b.x).collect();
+    assert_eq!(xs, [1.0, 2.0, 4.0], "a numeric axis");
+    assert!(charts.iter().all(|c| c.markers.is_empty()), "x is the CPUs");
+
+    // A fixed CPU count on a threads axis marks it as virtual.
+    let fixed = SweepParams {
+        x: XAxis::Threads(vec![1, 2, 4]),
+        threads: None,
+        engine: SweepEngine {
+            cpus: Some(2),
+            ..params.engine.clone()
+        },
+        ..params
+    };
+    let results = results_of(&fixed, &dir.path().join("fixed"), &on_cpus("sim", 0));
+    let throughput = &plot::charts(&results, None).unwrap()[0];
+    assert!(throughput.title.contains("(sim, 2 virtual CPUs of Box)"));
+    let marks: Vec<&str> = throughput
+        .markers
+        .iter()
+        .map(|m| m.label.as_str())
+        .collect();
+    assert_eq!(marks, ["2 virtual CPUs"]);
 }

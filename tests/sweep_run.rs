@@ -15,6 +15,8 @@ use rmap_storm::{Error, Result};
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 fn run_sweep(params: &SweepParams, out: &Path, runner: &dyn Runner) -> Result<sweep::SweepOutcome> {
     sweep::run(params, out, runner, &ProgressBar::hidden())
@@ -337,4 +339,119 @@ fn merged_shards_equal_the_unsharded_sweep() {
     assert_eq!(err.exit_code(), 2);
     assert!(err.to_string().contains("not shards of one sweep"), "{err}");
     assert!(!dir.path().join("x").exists());
+}
+
+/// The fake engine as a runner whose points may run side by side, counting
+/// how many ran at once. With `meet` on a pool of two or more threads, point
+/// 0 waits (up to 5 s) for another point to start, and every other point for
+/// point 0 to start, so whichever starts first, two must overlap.
+#[derive(Default)]
+struct Parallel {
+    started: AtomicUsize,
+    zero_started: AtomicBool,
+    running: AtomicUsize,
+    most: AtomicUsize,
+    meet: bool,
+    fail_at: Option<usize>,
+}
+
+impl Runner for Parallel {
+    fn run(&self, point: &SweepPoint) -> Result<RunReport> {
+        let now = self.running.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        self.started.fetch_add(1, SeqCst);
+        let zero = point.index == 0;
+        if zero {
+            self.zero_started.store(true, SeqCst);
+        }
+        let company = || match zero {
+            true => self.started.load(SeqCst) >= 2,
+            false => self.zero_started.load(SeqCst),
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let meet = self.meet && rayon::current_num_threads() > 1;
+        while meet && !company() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.running.fetch_sub(1, SeqCst);
+        if self.fail_at == Some(point.index) {
+            return Err(Error::failed("engine lost"));
+        }
+        sweep_fake::report(point)
+    }
+
+    fn parallel(&self) -> Option<&(dyn Runner + Sync)> {
+        Some(self)
+    }
+}
+
+/// `f` on a rayon pool of `threads` threads.
+fn on_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn parallel_points_overlap_and_the_folder_does_not_depend_on_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = sweep_fake::params();
+    let folder = |threads: usize| {
+        let out = dir.path().join(format!("threads{threads}"));
+        let runner = Parallel {
+            meet: true,
+            ..Parallel::default()
+        };
+        let outcome = on_pool(threads, || run_sweep(&params, &out, &runner)).unwrap();
+        assert_eq!(outcome.ran, 18);
+        (out, runner.most.load(SeqCst))
+    };
+    let (one, most_one) = folder(1);
+    let (three, most_three) = folder(3);
+    assert_eq!(most_one, 1, "one thread runs one point at a time");
+    assert!(
+        most_three >= 2,
+        "three threads ran at most {most_three} point at once"
+    );
+    assert_eq!(assert_all_whole(&three), 18 + 3);
+    for file in ["results.json", "results.csv", "sweep.json"] {
+        let read = |d: &Path| std::fs::read(d.join(file)).unwrap();
+        assert!(read(&one) == read(&three), "{file} differs");
+    }
+    let held = read_sweep(&three.join("results.json")).unwrap();
+    let indices: Vec<usize> = held.runs.iter().map(|r| r.point.index).collect();
+    assert_eq!(
+        indices,
+        (0..18).collect::<Vec<_>>(),
+        "results.json in point order"
+    );
+}
+
+#[test]
+fn a_failed_parallel_point_keeps_whole_files_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let params = sweep_fake::params();
+    let failing = Parallel {
+        fail_at: Some(7),
+        ..Parallel::default()
+    };
+    let err = on_pool(2, || run_sweep(&params, &out, &failing)).unwrap_err();
+    assert_eq!(err.exit_code(), 1);
+    assert!(err.to_string().starts_with("point 7 ("), "{err}");
+    let kept = read_sweep(&out).unwrap().runs.len();
+    assert!(kept < 18, "point 7 is not held");
+    assert_eq!(assert_all_whole(&out), kept + 3);
+    // results.json holds every point file's run.
+    assert_eq!(
+        read_sweep(&out.join("results.json")).unwrap(),
+        read_sweep(&out).unwrap()
+    );
+
+    let resumed = on_pool(2, || run_sweep(&params, &out, &Parallel::default())).unwrap();
+    assert_eq!((resumed.ran, resumed.resumed), (18 - kept, kept));
+    let fresh = run_sweep(&params, &dir.path().join("fresh"), &sweep_fake::report).unwrap();
+    assert_eq!(resumed.results, fresh.results);
 }

@@ -82,7 +82,10 @@ pub fn run(args: Args) -> Result<()> {
         write_json(path, &report)?;
     }
     if let Some(path) = &args.csv {
-        write_atomic(path, &csv::to_bytes(&csv::rows(&[as_point(&cfg, report)]))?)?;
+        write_atomic(
+            path,
+            &csv::to_bytes(&csv::rows(&[as_point(&cfg, &args.engine, report)]))?,
+        )?;
     }
     Ok(())
 }
@@ -115,7 +118,7 @@ fn check_writable(path: &Path) -> Result<()> {
 }
 
 /// A single run as a one-point sweep, so its CSV has the sweep's columns.
-fn as_point(cfg: &RunConfig, report: RunReport) -> PointRun {
+fn as_point(cfg: &RunConfig, engine: &EngineArgs, report: RunReport) -> PointRun {
     let point = SweepPoint {
         index: 0,
         model: cfg.model_path.display().to_string(),
@@ -128,6 +131,7 @@ fn as_point(cfg: &RunConfig, report: RunReport) -> PointRun {
         threads: Some(report.threads),
         duration_ms: cfg.duration.as_millis() as u64,
         overrides: cfg.overrides.clone(),
+        engine: super::sweep::point_engine(engine, &cfg.engine),
     };
     PointRun { report, point }
 }

@@ -25,6 +25,8 @@ pub struct RunMeta {
     pub lock: LockKind,
     /// Threads of the scaled role.
     pub threads: u32,
+    /// CPUs the run had (online natively, virtual simulated).
+    pub cpus: u32,
     pub seed: u64,
     /// `--set` overrides, in the order given.
     pub overrides: Vec<String>,
@@ -99,6 +101,7 @@ pub fn report(
         engine: meta.engine,
         lock: meta.lock,
         threads: meta.threads,
+        cpus: meta.cpus,
         duration_s: secs,
         seed: meta.seed,
         overrides: meta.overrides,
@@ -187,6 +190,7 @@ mod tests {
             engine: "test".into(),
             lock: LockKind::Rwsem,
             threads: 1,
+            cpus: 2,
             seed: 1,
             overrides: vec![],
         }

@@ -1,8 +1,8 @@
 //! results.csv: tidy data, one row per run and role, for pandas, R or a
 //! spreadsheet. Run-wide figures (context switches, the main lock class) repeat
 //! on each role's row so every row stands alone. Columns added after the
-//! first release (`failed`, `gave_up`) come last, so older columns keep their
-//! positions.
+//! first release (`failed`, `gave_up`, then `cpus`) come last, so older
+//! columns keep their positions.
 
 use super::pick::main_lock_class;
 use crate::locks::LockKind;
@@ -24,7 +24,8 @@ pub struct CsvRow {
     /// 0-based repeat of this (x, lock) pair.
     pub repeat: u32,
     pub seed: u64,
-    /// Measured wall time of the run, seconds.
+    /// Length of the run, seconds: measured wall time natively, virtual
+    /// time simulated.
     pub duration_s: f64,
     pub role: String,
     /// Threads of this role.
@@ -52,6 +53,10 @@ pub struct CsvRow {
     /// Operations that gave up on a contended try_lock.
     #[serde(default)]
     pub gave_up: u64,
+    /// CPUs the run had: online natively, virtual simulated (0 in rows of
+    /// files written before it was reported).
+    #[serde(default)]
+    pub cpus: u32,
 }
 
 /// The rows of `runs`, in point order then role name order.
@@ -88,6 +93,7 @@ fn run_rows(run: &PointRun) -> impl Iterator<Item = CsvRow> + '_ {
         verdict: verdict_word(&report.verdict),
         failed: figures.failed,
         gave_up: figures.gave_up,
+        cpus: report.cpus,
     })
 }
 

@@ -79,6 +79,7 @@ mod tests {
             engine: "fake".into(),
             lock: LockKind::Rwsem,
             threads,
+            cpus: 0,
             duration_s: 1.0,
             seed: 1,
             overrides: vec![],

@@ -6,7 +6,13 @@
 //! repeats' min..max (drawn when there are two or more). The throughput chart
 //! adds will-it-scale's `linear` reference for each lock, dashed: the first x
 //! point's throughput times x / first x, drawn when the x axis is a thread
-//! count (`threads` or a `*.threads` model key).
+//! count (`threads` or a `*.threads` model key) or the simulator's CPUs.
+//!
+//! Titles name the engine and the CPUs it ran on ("sim, 64 virtual CPUs of
+//! MACHINE", "native, 2 online CPUs"). On a thread-count axis a grey dashed
+//! line marks the CPUs: past it the scaled role's threads share CPUs by
+//! time-slicing, so throughput beyond it is not scaling (will-it-scale runs
+//! up to the online CPUs for this reason).
 //!
 //! Text comes from DejaVu Sans embedded by the `dejavu` crate, so no system font
 //! is needed. Files are written atomically, like every sweep file.
@@ -28,6 +34,8 @@ use std::sync::OnceLock;
 /// Pixel size of every plot.
 const SIZE: (u32, u32) = (1024, 640);
 const FONT: &str = "sans-serif";
+/// Pixels between the canvas edge and the chart (and the title's width).
+const MARGIN: u32 = 16;
 
 /// One chart, ready to draw: the data prepared, no drawing state.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +48,16 @@ pub struct Chart {
     /// Whether y tick labels use k/M/G (rates) or plain numbers.
     pub si_ticks: bool,
     pub lines: Vec<Line>,
+    /// Vertical marks across the chart: where the CPUs run out.
+    pub markers: Vec<Marker>,
+}
+
+/// A labelled vertical line at `x`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    /// `2 online CPUs`, `64 virtual CPUs`.
+    pub label: String,
 }
 
 /// One line of a chart.
@@ -151,7 +169,7 @@ impl Plotter<'_> {
     fn throughput(&self) -> Chart {
         let role = self.role;
         let mut lines = self.lines("", false, |r| Some(r.roles.get(role)?.ops_per_s));
-        if self.axis.thread_like() {
+        if self.axis.scales() {
             let linear: Vec<Line> = lines.iter().filter_map(linear_reference).collect();
             lines.extend(linear);
         }
@@ -214,7 +232,6 @@ impl Plotter<'_> {
         si: bool,
         lines: Vec<Line>,
     ) -> Chart {
-        let engines = distinct(self.results.runs.iter().map(|r| r.report.engine.as_str()));
         let model = Path::new(&self.results.sweep.model)
             .file_stem()
             .map_or(self.results.sweep.model.clone(), |s| {
@@ -229,15 +246,71 @@ impl Plotter<'_> {
         Chart {
             name,
             title: format!(
-                "{model} ({} engine): {what} vs {}{bars}",
-                engines.join("+"),
+                "{model} ({}): {what} vs {}{bars}",
+                self.engines(),
                 self.axis.key
             ),
             x_label: self.axis.description(),
             y_label: y_label.to_string(),
             si_ticks: si,
             lines,
+            markers: self.cpu_markers(),
         }
+    }
+
+    /// Who ran the points and on how many CPUs: `sim, 64 virtual CPUs of
+    /// MACHINE`, `native, 2 online CPUs`, or `ENGINE engine` for runs that do
+    /// not report their CPUs (files from before they were reported).
+    fn engines(&self) -> String {
+        let reports: Vec<&RunReport> = self.results.runs.iter().map(|r| &r.report).collect();
+        let engines = distinct(reports.iter().map(|r| r.engine.as_str()));
+        let described = engines.iter().map(|&engine| {
+            let mine: Vec<&RunReport> = reports
+                .iter()
+                .copied()
+                .filter(|r| r.engine == engine)
+                .collect();
+            match (cpu_span(&mine), engine) {
+                (None, _) => format!("{engine} engine"),
+                (Some(cpus), SIM) => {
+                    let machines = distinct(
+                        mine.iter()
+                            .filter_map(|r| Some(r.sim.as_ref()?.machine.as_str())),
+                    );
+                    format!("sim, {cpus} virtual CPUs of {}", machines.join(" / "))
+                }
+                (Some(cpus), _) => format!("{engine}, {cpus} online CPUs"),
+            }
+        });
+        described.collect::<Vec<_>>().join(" + ")
+    }
+
+    /// One mark per CPU count the runs had, on a thread-count axis, where it
+    /// falls within the axis's x values.
+    fn cpu_markers(&self) -> Vec<Marker> {
+        if !self.axis.counts_threads() {
+            return Vec::new();
+        }
+        let (lo, hi) = self.axis.span();
+        let mut marks: Vec<(u32, &str)> = self
+            .results
+            .runs
+            .iter()
+            .map(|r| (r.report.cpus, r.report.engine.as_str()))
+            .filter(|&(cpus, _)| cpus > 0 && (lo..=hi).contains(&f64::from(cpus)))
+            .collect();
+        marks.sort();
+        marks.dedup();
+        marks
+            .into_iter()
+            .map(|(cpus, engine)| Marker {
+                x: f64::from(cpus),
+                label: match engine {
+                    SIM => format!("{cpus} virtual CPUs"),
+                    _ => format!("{cpus} online CPUs"),
+                },
+            })
+            .collect()
     }
 
     /// One line per lock of `metric` against x; runs without the metric are skipped.
@@ -274,6 +347,21 @@ impl Plotter<'_> {
         });
         lines.filter(|l| !l.points.is_empty()).collect()
     }
+}
+
+/// The engine name of simulated runs, whose CPUs are virtual.
+const SIM: &str = "sim";
+
+/// `64`, or `1-64` when the runs had several CPU counts; None when no run
+/// reports its CPUs.
+fn cpu_span(reports: &[&RunReport]) -> Option<String> {
+    let cpus = reports.iter().map(|r| r.cpus).filter(|&c| c > 0);
+    let (lo, hi) = (cpus.clone().min()?, cpus.max()?);
+    Some(if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}-{hi}")
+    })
 }
 
 /// will-it-scale's `linear`: the first point's mean times x / first x.
@@ -332,25 +420,35 @@ impl Axis {
         }
     }
 
-    fn thread_like(&self) -> bool {
+    /// Whether x counts threads (of the scaled role or of a model role).
+    fn counts_threads(&self) -> bool {
         !self.categorical && (self.key == "threads" || self.key.ends_with(".threads"))
+    }
+
+    /// Whether x is what a perfectly scaling workload's throughput grows
+    /// with: threads, or the CPUs they run on.
+    fn scales(&self) -> bool {
+        self.counts_threads() || (!self.categorical && self.key == XAxis::CPUS)
     }
 
     fn description(&self) -> String {
         match self.key.as_str() {
             "threads" => "threads of the scaled role".into(),
+            XAxis::CPUS => "virtual CPUs".into(),
             key => key.to_string(),
         }
     }
 
+    /// The smallest and largest position.
+    fn span(&self) -> (f64, f64) {
+        let positions = self.positions.iter().copied();
+        let lo = positions.clone().fold(f64::INFINITY, f64::min);
+        (lo, positions.fold(f64::NEG_INFINITY, f64::max))
+    }
+
     /// The x range: every position plus a margin, so end points are not on the frame.
     fn range(&self) -> std::ops::Range<f64> {
-        let lo = self.positions.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = self
-            .positions
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = self.span();
         let pad = if self.categorical || hi == lo {
             0.5
         } else {
@@ -451,6 +549,17 @@ fn draw<DB: DrawingBackend>(
     axis: &Axis,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
+    let title_style = (FONT, 22).into_text_style(root);
+    // A tenth to spare: the estimate and the rasterised glyphs differ a little.
+    let width = root.dim_in_pixel().0.saturating_sub(2 * MARGIN) * 9 / 10;
+    let measure = |text: &str| {
+        root.estimate_text_size(text, &title_style)
+            .map_or(0, |s| s.0)
+    };
+    let mut area = root.clone();
+    for line in wrap(&chart.title, width, measure) {
+        area = area.titled(&line, title_style.clone())?;
+    }
     let top = chart
         .lines
         .iter()
@@ -459,9 +568,8 @@ fn draw<DB: DrawingBackend>(
         .fold(0.0, f64::max);
     // Headroom above the highest point for the legend.
     let y_max = if top > 0.0 { top * 1.25 } else { 1.0 };
-    let mut ctx = ChartBuilder::on(root)
-        .caption(&chart.title, (FONT, 22))
-        .margin(16)
+    let mut ctx = ChartBuilder::on(&area)
+        .margin(MARGIN)
         .x_label_area_size(56)
         .y_label_area_size(96)
         .build_cartesian_2d(axis.coord(), 0.0..y_max)?;
@@ -482,6 +590,9 @@ fn draw<DB: DrawingBackend>(
     for line in &chart.lines {
         draw_line(&mut ctx, line, cap)?;
     }
+    for marker in &chart.markers {
+        draw_marker(&mut ctx, marker, y_max)?;
+    }
     ctx.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
         .label_font((FONT, 16))
@@ -489,6 +600,38 @@ fn draw<DB: DrawingBackend>(
         .border_style(BLACK.mix(0.4))
         .draw()?;
     root.present()
+}
+
+/// `text` in lines no wider than `width` pixels by `measure`, broken between
+/// words (a word wider than `width` gets a line of its own).
+fn wrap(text: &str, width: u32, measure: impl Fn(&str) -> u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if measure(&format!("{line} {word}")) <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// A grey dashed vertical line across the chart, its label at its top.
+fn draw_marker<'a, DB: DrawingBackend + 'a>(
+    ctx: &mut Ctx<'a, DB>,
+    marker: &Marker,
+    y_max: f64,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = BLACK.mix(0.45).stroke_width(2);
+    let ends = vec![(marker.x, 0.0), (marker.x, y_max)];
+    ctx.draw_series(DashedLineSeries::new(ends, 6, 6, style))?;
+    // At the top, in the headroom kept for the legend, clear of the data.
+    let label = EmptyElement::at((marker.x, y_max))
+        + Text::new(marker.label.clone(), (6, 6), (FONT, 15).into_font());
+    ctx.draw_series(std::iter::once(label))?;
+    Ok(())
 }
 
 /// A vertical min..max bar with caps `cap` wide (x units).
@@ -564,4 +707,20 @@ fn draw_line<'a, DB: DrawingBackend + 'a>(
         ctx.draw_series(error_bar(band, cap, style))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_wrap_between_words_within_the_width() {
+        let chars = |t: &str| t.chars().count() as u32;
+        assert_eq!(
+            wrap("sim, 64 virtual CPUs of a machine", 12, chars),
+            ["sim, 64", "virtual CPUs", "of a machine"]
+        );
+        assert_eq!(wrap("short title", 80, chars), ["short title"]);
+        assert_eq!(wrap("a enormous b", 3, chars), ["a", "enormous", "b"]);
+    }
 }

@@ -166,6 +166,7 @@ mod tests {
             engine: "test".into(),
             lock: LockKind::Rwsem,
             threads: 1,
+            cpus: 0,
             duration_s: 1.0,
             seed: 1,
             overrides: vec![],

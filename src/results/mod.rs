@@ -15,7 +15,7 @@ pub use run::{
     SimReport, Verdict,
 };
 pub use shard::Shard;
-pub use sweep::{PointRun, SweepParams, SweepPoint, SweepResults, XAxis};
+pub use sweep::{EngineKind, PointRun, SweepEngine, SweepParams, SweepPoint, SweepResults, XAxis};
 
 /// The JSON schema this build writes (run JSON, points, results.json).
 ///

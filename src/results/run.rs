@@ -21,6 +21,11 @@ pub struct RunReport {
     pub lock: LockKind,
     /// Threads of the scaled role (the x axis of a scaling curve).
     pub threads: u32,
+    /// CPUs the run had: this machine's online CPUs natively, the virtual
+    /// ones simulated. Past them more threads time-slice instead of
+    /// scaling. 0 in files written before it was reported.
+    #[serde(default)]
+    pub cpus: u32,
     /// Length of the run, seconds: measured wall time natively, the virtual
     /// duration simulated.
     pub duration_s: f64,

@@ -16,23 +16,75 @@ pub enum XAxis {
     Threads(Vec<u32>),
     /// `--vary SECTION.KEY=V1,V2`: a model value, applied as one more `--set`.
     Vary { key: String, values: Vec<String> },
+    /// `--engine sim --cpus 1,2,4`: the simulated machine's virtual CPUs.
+    Cpus(Vec<u32>),
 }
 
 impl XAxis {
+    /// The key of the CPUs axis.
+    pub const CPUS: &'static str = "cpus";
+
     /// The axis name as plots and tables print it (`threads`, `world.tasks`).
     pub fn key(&self) -> &str {
         match self {
             XAxis::Threads(_) => "threads",
             XAxis::Vary { key, .. } => key,
+            XAxis::Cpus(_) => XAxis::CPUS,
         }
     }
 
     /// Every x value as written on the command line, in the given order.
     pub fn labels(&self) -> Vec<String> {
         match self {
-            XAxis::Threads(threads) => threads.iter().map(u32::to_string).collect(),
+            XAxis::Threads(n) | XAxis::Cpus(n) => n.iter().map(u32::to_string).collect(),
             XAxis::Vary { values, .. } => values.clone(),
         }
+    }
+}
+
+/// Which engine runs a sweep's points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// This machine's threads, one point at a time.
+    #[default]
+    Native,
+    /// The simulator's virtual CPUs; its points may run side by side.
+    Sim,
+}
+
+impl EngineKind {
+    /// The name `--engine` and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Native => "native",
+            EngineKind::Sim => "sim",
+        }
+    }
+}
+
+/// Where a sweep's points run: `--engine`, `--machine`, `--preempt` and
+/// `--cpus`, as the sweep's defaults resolved them. The default (what a
+/// sweep.json or results.json written before engines were recorded reads
+/// as) is the native engine with the default machine profile.
+///
+/// In [`SweepParams`] `cpus` is the CPU count every point shares (None when
+/// CPUs are the x axis, or natively); in a [`SweepPoint`] it is that point's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepEngine {
+    pub kind: EngineKind,
+    /// `--machine` as given; None: the default profile.
+    pub machine: Option<String>,
+    /// The preemption model's name (sim only; `none`, `voluntary`, `full`).
+    pub preempt: Option<String>,
+    /// Virtual CPUs (sim only).
+    pub cpus: Option<u32>,
+}
+
+impl SweepEngine {
+    /// True when the points run on the simulator.
+    pub fn is_sim(&self) -> bool {
+        self.kind == EngineKind::Sim
     }
 }
 
@@ -44,8 +96,8 @@ pub struct SweepParams {
     pub model: String,
     pub locks: Vec<LockKind>,
     pub x: XAxis,
-    /// Threads of the scaled role when the x axis is a model value; `None` keeps
-    /// the model's own count.
+    /// Threads of the scaled role when the x axis is a model value or the
+    /// CPUs; `None` keeps the model's own count.
     pub threads: Option<u32>,
     /// Runs per (x, lock) pair: the samples behind error bars and comparisons.
     pub repeat: u32,
@@ -58,6 +110,10 @@ pub struct SweepParams {
     pub overrides: Vec<String>,
     /// The slice of the point list this folder runs; `None` = all of it.
     pub shard: Option<Shard>,
+    /// Where every point runs; absent in files from before it was recorded
+    /// (they were all native).
+    #[serde(default)]
+    pub engine: SweepEngine,
 }
 
 /// One run of a sweep: self-contained, so a runner needs nothing else.
@@ -67,7 +123,7 @@ pub struct SweepPoint {
     pub index: usize,
     pub model: String,
     pub lock: LockKind,
-    /// The x axis name (`threads` or the `--vary` key).
+    /// The x axis name (`threads`, `cpus` or the `--vary` key).
     pub x_key: String,
     /// This point's x value as written on the command line.
     pub x: String,
@@ -80,6 +136,9 @@ pub struct SweepPoint {
     pub duration_ms: u64,
     /// The sweep's `--set` overrides, then the `--vary` one for this x.
     pub overrides: Vec<String>,
+    /// Where this point runs, its CPUs filled in on the simulator.
+    #[serde(default)]
+    pub engine: SweepEngine,
 }
 
 impl SweepPoint {
@@ -87,10 +146,16 @@ impl SweepPoint {
         Duration::from_millis(self.duration_ms)
     }
 
-    /// `spinlock threads=4 #2`: how progress lines and errors name a point.
+    /// `spinlock threads=4 #2` (on the simulator `spinlock threads=4 cpus=64
+    /// #2`, unless CPUs are the x axis): how progress lines and errors name a
+    /// point.
     pub fn label(&self) -> String {
+        let cpus = match self.engine.cpus {
+            Some(n) if self.x_key != XAxis::CPUS => format!(" cpus={n}"),
+            _ => String::new(),
+        };
         format!(
-            "{} {}={} #{}",
+            "{} {}={}{cpus} #{}",
             self.lock,
             self.x_key,
             self.x,
@@ -164,10 +229,15 @@ impl SweepParams {
         repeat: u32,
     ) -> SweepPoint {
         let mut overrides = self.overrides.clone();
+        let mut engine = self.engine.clone();
         let threads = match &self.x {
             XAxis::Threads(threads) => Some(threads[x_index]),
             XAxis::Vary { key, .. } => {
                 overrides.push(format!("{key}={x}"));
+                self.threads
+            }
+            XAxis::Cpus(cpus) => {
+                engine.cpus = Some(cpus[x_index]);
                 self.threads
             }
         };
@@ -183,6 +253,7 @@ impl SweepParams {
             threads,
             duration_ms: self.duration_ms,
             overrides,
+            engine,
         }
     }
 }
@@ -224,5 +295,72 @@ impl SweepResults {
         {
             self.runs.insert(at, run);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim_params(x: XAxis, cpus: Option<u32>) -> SweepParams {
+        SweepParams {
+            model: "m.toml".into(),
+            locks: vec![LockKind::Spinlock, LockKind::Rwsem],
+            x,
+            threads: Some(4),
+            repeat: 1,
+            duration_ms: 5,
+            seed: 1,
+            overrides: vec![],
+            shard: None,
+            engine: SweepEngine {
+                kind: EngineKind::Sim,
+                machine: Some("p.toml".into()),
+                preempt: Some("none".into()),
+                cpus,
+            },
+        }
+    }
+
+    #[test]
+    fn a_cpus_axis_gives_each_point_its_cpus_and_the_fixed_threads() {
+        let params = sim_params(XAxis::Cpus(vec![1, 8, 64]), None);
+        let points = params.points();
+        assert_eq!(points.len(), 6);
+        for (point, cpus) in points.iter().zip([1, 1, 8, 8, 64, 64]) {
+            assert_eq!((point.engine.cpus, point.threads), (Some(cpus), Some(4)));
+            assert_eq!(point.x, cpus.to_string());
+            assert_eq!(point.x_key, "cpus");
+            assert_eq!(point.engine.preempt.as_deref(), Some("none"));
+            assert_eq!(point.engine.machine.as_deref(), Some("p.toml"));
+        }
+        assert_eq!(points[3].label(), "rwsem cpus=8 #1");
+    }
+
+    #[test]
+    fn labels_name_the_cpus_of_simulated_points_only() {
+        let sim = sim_params(XAxis::Threads(vec![2, 4]), Some(64));
+        assert_eq!(sim.points()[2].label(), "spinlock threads=4 cpus=64 #1");
+        let native = SweepParams {
+            engine: SweepEngine::default(),
+            ..sim
+        };
+        assert_eq!(native.points()[2].label(), "spinlock threads=4 #1");
+    }
+
+    /// sweep.json and points written before engines were recorded read as
+    /// native sweeps with the default profile.
+    #[test]
+    fn files_without_an_engine_read_as_native() {
+        let mut value = serde_json::to_value(sim_params(XAxis::Threads(vec![1]), None)).unwrap();
+        value.as_object_mut().unwrap().remove("engine");
+        let old: SweepParams = serde_json::from_value(value).unwrap();
+        assert_eq!(old.engine, SweepEngine::default());
+        assert_eq!(old.engine.kind, EngineKind::Native);
+        assert!(!old.engine.is_sim() && old.engine.machine.is_none());
+        let mut point = serde_json::to_value(&old.points()[0]).unwrap();
+        point.as_object_mut().unwrap().remove("engine");
+        let point: SweepPoint = serde_json::from_value(point).unwrap();
+        assert_eq!(point.engine, SweepEngine::default());
     }
 }

@@ -17,6 +17,15 @@ pub trait Runner {
 
     /// Run the point and report it.
     fn run(&self, point: &SweepPoint) -> Result<RunReport>;
+
+    /// This runner, shareable between threads, when its points may run at
+    /// the same time (on rayon's threads): a point whose figures do not
+    /// depend on the host (a simulated one) loses nothing by sharing the
+    /// machine. None, the default, runs points one at a time: a native point
+    /// measures the machine, and two at once would measure each other.
+    fn parallel(&self) -> Option<&(dyn Runner + Sync)> {
+        None
+    }
 }
 
 /// Any closure is a runner that accepts every point.

@@ -1,8 +1,9 @@
 //! The rules a sweep's parameters must meet, checked before anything runs or is
 //! written. Messages name the command-line flag each field comes from.
 
+use crate::engine::sim::MAX_CPUS;
 use crate::locks::LockKind;
-use crate::results::{SweepParams, XAxis};
+use crate::results::{SweepEngine, SweepParams, XAxis};
 use std::collections::BTreeSet;
 
 impl SweepParams {
@@ -12,7 +13,12 @@ impl SweepParams {
         match &self.x {
             XAxis::Threads(threads) => check_threads(threads)?,
             XAxis::Vary { key, values } => self.check_vary(key, values)?,
+            XAxis::Cpus(cpus) => self.check_cpus_axis(cpus)?,
         }
+        if let Some(0) = self.threads {
+            return Err("--threads: 0 is not a thread count (allowed: 1 or more)".into());
+        }
+        check_engine(&self.engine)?;
         for set in &self.overrides {
             check_override(set)?;
         }
@@ -42,9 +48,6 @@ impl SweepParams {
             ));
         }
         distinct("--vary", values)?;
-        if let Some(0) = self.threads {
-            return Err("--threads: 0 is not a thread count (allowed: 1 or more)".into());
-        }
         let set_too = self
             .overrides
             .iter()
@@ -53,6 +56,48 @@ impl SweepParams {
             return Err(format!("--vary {key}: also given with --set; give it once"));
         }
         Ok(())
+    }
+
+    fn check_cpus_axis(&self, cpus: &[u32]) -> Result<(), String> {
+        if !self.engine.is_sim() {
+            return Err(SIM_ONLY.into());
+        }
+        if cpus.is_empty() {
+            return Err(format!("--cpus: empty list (allowed: 1..={MAX_CPUS})"));
+        }
+        cpus.iter().try_for_each(|&n| check_cpu_count(n))?;
+        distinct("--cpus", cpus)?;
+        if self.engine.cpus.is_some() {
+            return Err("--cpus: the CPUs are the x axis and also fixed for every point".into());
+        }
+        Ok(())
+    }
+}
+
+/// The refusal of a simulator option on the native engine.
+const SIM_ONLY: &str =
+    "--cpus: only with --engine sim (the native engine runs on this machine's CPUs)";
+
+/// The simulator's options only on the simulator, and in range there.
+fn check_engine(engine: &SweepEngine) -> Result<(), String> {
+    if !engine.is_sim() {
+        if engine.cpus.is_some() {
+            return Err(SIM_ONLY.into());
+        }
+        if engine.preempt.is_some() {
+            return Err("--preempt: only with --engine sim".into());
+        }
+    }
+    engine.cpus.map_or(Ok(()), check_cpu_count)
+}
+
+fn check_cpu_count(n: u32) -> Result<(), String> {
+    if (1..=MAX_CPUS as u32).contains(&n) {
+        Ok(())
+    } else {
+        Err(format!(
+            "--cpus: {n} is out of range (allowed: 1..={MAX_CPUS})"
+        ))
     }
 }
 

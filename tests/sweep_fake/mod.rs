@@ -6,7 +6,7 @@
 use rmap_storm::locks::LockKind;
 use rmap_storm::results::{
     CtxSwitches, Fairness, Latency, LockClassReport, MemoryReport, RoleReport, RunReport,
-    SweepParams, SweepPoint, Verdict, XAxis,
+    SweepEngine, SweepParams, SweepPoint, Verdict, XAxis,
 };
 use std::collections::BTreeMap;
 
@@ -22,6 +22,7 @@ pub fn params() -> SweepParams {
         seed: 7,
         overrides: vec!["world.tasks=100".into()],
         shard: None,
+        engine: SweepEngine::default(),
     }
 }
 
@@ -78,6 +79,8 @@ pub fn report(point: &SweepPoint) -> rmap_storm::Result<RunReport> {
         engine: "fake".into(),
         lock: point.lock,
         threads,
+        // Reports no CPUs, as files from before they were reported.
+        cpus: 0,
         duration_s,
         seed: point.seed,
         overrides: point.overrides.clone(),

@@ -46,6 +46,7 @@ impl LockVisitor for NativeRun<'_> {
             engine: "native".into(),
             lock: cfg.lock,
             threads: cfg.model.workload.scaled_threads(),
+            cpus: cpus as u32,
             seed: cfg.seed,
             overrides: cfg.overrides.clone(),
         };

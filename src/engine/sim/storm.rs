@@ -101,6 +101,7 @@ impl LockVisitor for SimStorm<'_> {
             engine: "sim".into(),
             lock: cfg.lock,
             threads: cfg.model.workload.scaled_threads(),
+            cpus: spec.cpus as u32,
             seed: cfg.seed,
             overrides: cfg.overrides.clone(),
         };
