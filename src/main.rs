@@ -31,6 +31,8 @@ enum Command {
     Merge(cli::merge::Args),
     /// Measure this machine and write a machine profile for the simulator.
     Calibrate(cli::calibrate::Args),
+    /// Run models natively and on the simulator with the same seeds; print the error table.
+    Crosscheck(cli::crosscheck::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cli::compare::run(args),
         Command::Merge(args) => cli::merge::run(args),
         Command::Calibrate(args) => cli::calibrate::run(args),
+        Command::Crosscheck(args) => cli::crosscheck::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,7 @@
 //! formats them, `sweep` and `fileio` store them; nothing here does any of
 //! that itself.
 
+pub mod crosscheck;
 pub mod run;
 pub mod shard;
 pub mod sweep;
