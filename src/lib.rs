@@ -9,6 +9,7 @@
 //! imports only the layers before it in that list.
 
 pub mod cli;
+pub mod crosscheck;
 pub mod engine;
 pub mod error;
 pub mod fileio;

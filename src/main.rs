@@ -33,6 +33,8 @@ enum Command {
     Calibrate(cli::calibrate::Args),
     /// Reproduce a seed's or a kernel thread's measured effect: expected beside observed.
     Reproduce(cli::reproduce::Args),
+    /// Run models natively and on the simulator with the same seeds; print the error table.
+    Crosscheck(cli::crosscheck::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => cli::merge::run(args),
         Command::Calibrate(args) => cli::calibrate::run(args),
         Command::Reproduce(args) => cli::reproduce::run(args),
+        Command::Crosscheck(args) => cli::crosscheck::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod crosscheck;
 pub mod duration;
 pub mod engine_args;
 pub mod inspect;

@@ -3,6 +3,7 @@
 //! engine or lock state, and never imports the sweep or engine layers above it.
 
 pub mod compare;
+pub mod crosscheck;
 pub mod csv;
 pub mod pick;
 pub mod plot;

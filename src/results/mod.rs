@@ -6,6 +6,7 @@
 
 pub mod figure;
 pub mod reproduce;
+pub mod crosscheck;
 pub mod run;
 pub mod shard;
 pub mod sweep;

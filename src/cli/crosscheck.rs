@@ -1,0 +1,176 @@
+//! `rmap-storm crosscheck [--machine PROFILE] [--repeats 5] [--duration 1s]
+//! [--locks a,b] [--models a,b] [--cpus 1,2] [--readme README.md]`: the
+//! simulator against this machine (issue 9's acceptance table).
+//!
+//! Everything is checked before the first run: the profile (missing: run
+//! `calibrate` first), the models, the CPU counts against this machine, the
+//! lock names, and the README's markers. The table goes to stdout; with
+//! `--readme` it also replaces the README's block between the markers, in
+//! one atomic write once every run is done.
+
+use super::duration;
+use crate::crosscheck::{self, Plan};
+use crate::engine::sim::Preempt;
+use crate::fileio::{replace_between, section};
+use crate::locks::LockKind;
+use crate::model::machine;
+use crate::report::crosscheck as table;
+use crate::report::units::fmt_rate;
+use crate::{Error, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+
+/// The profile a cross-check needs: this machine's, from `calibrate`.
+const LOCAL_PROFILE: &str = "models/machines/local.toml";
+
+/// Run the cross-check models natively and on the simulator with the same
+/// seeds, and print the scaled role's median ops/s of both with the error.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Needs a profile of this machine: run `rmap-storm calibrate` first (it writes models/machines/local.toml). Native runs measure the machine: run on an otherwise idle machine."
+)]
+pub struct Args {
+    /// The simulated machine: a profile calibrated on this one
+    #[arg(long, value_name = "PROFILE", default_value = LOCAL_PROFILE)]
+    pub machine: PathBuf,
+    /// Runs per side and point (seeds seed..seed+repeats-1 on both sides)
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub repeats: u32,
+    /// Length of each run (wall time natively, virtual time simulated)
+    #[arg(long, default_value = "1s")]
+    pub duration: String,
+    /// Lock kinds, comma-separated [default: every kind]
+    #[arg(long, value_name = "KINDS", value_delimiter = ',')]
+    pub locks: Vec<String>,
+    /// Models, comma-separated
+    #[arg(
+        long,
+        value_name = "MODELS",
+        value_delimiter = ',',
+        default_value = "models/aim7-fork-storm.toml,models/synchro.toml"
+    )]
+    pub models: Vec<PathBuf>,
+    /// CPU counts N, comma-separated: native pinned to CPUs 0..N-1, sim on N
+    /// virtual CPUs, N threads of the scaled role on both
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "1,2"
+    )]
+    pub cpus: Vec<String>,
+    /// The first repeat's seed [default: each model's world.seed]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The simulator's preemption model
+    #[arg(long, value_enum, default_value_t = Preempt::default())]
+    pub preempt: Preempt,
+    /// Also write the table into this file, between the lines
+    /// `<!-- crosscheck:begin -->` and `<!-- crosscheck:end -->`
+    #[arg(long, value_name = "FILE")]
+    pub readme: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let plan = plan(&args)?;
+    if let Some(readme) = &args.readme {
+        section(readme, table::BEGIN, table::END)?;
+    }
+    let points = crosscheck::points(&plan)?;
+    let bar = progress_bar();
+    let check = crosscheck::run(&plan, &points, &bar, |row| {
+        let (native, sim, error) = table::row_figures(row);
+        let rate = |r: Option<f64>| r.map_or("-".into(), fmt_rate);
+        let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
+        bar.suspend(|| {
+            eprintln!(
+                "crosscheck: {} {} {} CPU(s) {}: native {} sim {} ({error})",
+                row.model,
+                row.role,
+                row.cpus,
+                row.lock.name(),
+                rate(native),
+                rate(sim)
+            )
+        });
+    })?;
+    bar.finish_and_clear();
+    let host = format!(
+        "{} ({} CPUs online)",
+        crate::engine::native::calibrate::cpu_model(),
+        crate::engine::cpus::online_cpus()
+    );
+    let text = table::render(&check, &command_line(), &host);
+    print!("{text}");
+    if let Some(readme) = &args.readme {
+        replace_between(readme, table::BEGIN, table::END, &text)?;
+    }
+    Ok(())
+}
+
+/// The arguments checked and built into a plan.
+fn plan(args: &Args) -> Result<Plan> {
+    if !args.machine.exists() {
+        return Err(Error::usage(format!(
+            "--machine {}: no such profile (run `rmap-storm calibrate --out {}` on this machine first)",
+            args.machine.display(),
+            args.machine.display()
+        )));
+    }
+    let machine = machine::load(&args.machine)?;
+    let locks = if args.locks.is_empty() {
+        LockKind::ALL.to_vec()
+    } else {
+        args.locks
+            .iter()
+            .map(|name| LockKind::parse(name).map_err(|e| Error::usage(format!("--locks: {e}"))))
+            .collect::<Result<_>>()?
+    };
+    let cpus = args
+        .cpus
+        .iter()
+        .map(|c| super::engine_args::parse_cpus(c))
+        .collect::<Result<Vec<usize>>>()?;
+    Ok(Plan {
+        models: args.models.clone(),
+        cpus,
+        locks,
+        repeats: args.repeats,
+        duration: duration::parse("--duration", &args.duration)?,
+        seed: args.seed,
+        machine_file: args.machine.clone(),
+        machine,
+        preempt: args.preempt,
+    })
+}
+
+/// One tick per run, on stderr; indicatif hides the bar when stderr is not
+/// a terminal (the per-row lines still print).
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    let style = ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} runs, eta {eta} {msg}",
+    )
+    .expect("the template is a constant and valid")
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar
+}
+
+/// The command as typed, for the table's header: the program's file name
+/// and its arguments.
+fn command_line() -> String {
+    let mut args = std::env::args();
+    let program = args
+        .next()
+        .map(|p| {
+            Path::new(&p)
+                .file_name()
+                .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "rmap-storm".into());
+    std::iter::once(program)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,193 @@
+//! The cross-check table: per (model, CPUs, kind) the median of the scaled
+//! role's ops/s over the repeats on real threads and on the simulator, and
+//! the simulator's error against native (`sim / native - 1`), as markdown,
+//! and the markers it goes between in a README.
+
+use super::units::fmt_rate;
+use crate::results::crosscheck::{CrossCheck, CrossRow};
+use std::fmt::Write as _;
+
+/// The line before the generated block in a README.
+pub const BEGIN: &str = "<!-- crosscheck:begin -->";
+/// The line after it.
+pub const END: &str = "<!-- crosscheck:end -->";
+
+/// The acceptance bound of issue 9: the simulator within ±30% of native.
+pub const TOLERANCE_PCT: f64 = 30.0;
+
+/// The median of `samples` (the mean of the middle two for an even count);
+/// None for no samples. NaNs sort last, as `f64::total_cmp` orders them.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// Half the range of `samples` as a percentage of their median: how far the
+/// repeats strayed (`±12%`). None without samples or with a zero median.
+pub fn spread_pct(samples: &[f64]) -> Option<f64> {
+    let m = median(samples).filter(|m| *m != 0.0)?;
+    let lo = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(100.0 * (hi - lo) / 2.0 / m)
+}
+
+/// The simulator's error against native, percent: `100 * (sim / native -
+/// 1)`. None when native did nothing (no ratio exists).
+pub fn error_pct(native: f64, sim: f64) -> Option<f64> {
+    (native > 0.0).then(|| 100.0 * (sim / native - 1.0))
+}
+
+/// A row's (native median, sim median, error %).
+pub fn row_figures(row: &CrossRow) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let native = median(&row.native_ops_per_s);
+    let sim = median(&row.sim_ops_per_s);
+    let error = native.zip(sim).and_then(|(n, s)| error_pct(n, s));
+    (native, sim, error)
+}
+
+fn rate_with_spread(samples: &[f64]) -> String {
+    match (median(samples), spread_pct(samples)) {
+        (Some(m), Some(s)) => format!("{} ±{s:.0}%", fmt_rate(m)),
+        (Some(m), None) => fmt_rate(m),
+        _ => "-".into(),
+    }
+}
+
+/// The table as markdown, with `command` (what made it) and `host` (the
+/// machine the native side ran on) above it and a count of the rows within
+/// [`TOLERANCE_PCT`] below it.
+pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
+    let repeats = check.rows.iter().map(|r| r.seeds.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    let _ = writeln!(s, "Made by `{command}`");
+    let _ = writeln!(
+        s,
+        "on {host}: native runs pinned to CPUs 0..N-1 with N threads of the scaled role; \
+         simulated runs on N virtual CPUs of `{}` ({}, preempt {}), the same seeds. \
+         Medians of {repeats} repeats of {} s each; `±` is half the repeats' range over the median; \
+         error = sim / native - 1.",
+        check.machine_file, check.machine_name, check.preempt, check.duration_s
+    );
+    s.push('\n');
+    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error |\n");
+    s.push_str("|---|---|---:|---|---:|---:|---:|\n");
+    let mut within = 0;
+    for row in &check.rows {
+        let (_, _, error) = row_figures(row);
+        if error.is_some_and(|e| e.abs() <= TOLERANCE_PCT) {
+            within += 1;
+        }
+        let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {error} |",
+            row.model,
+            row.role,
+            row.cpus,
+            row.lock.name(),
+            rate_with_spread(&row.native_ops_per_s),
+            rate_with_spread(&row.sim_ops_per_s),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{within} of {} rows within ±{TOLERANCE_PCT:.0}%.",
+        check.rows.len()
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locks::LockKind;
+
+    fn row(native: &[f64], sim: &[f64]) -> CrossRow {
+        CrossRow {
+            model: "aim7-fork-storm".into(),
+            role: "reclaim".into(),
+            cpus: 2,
+            lock: LockKind::Qspinlock,
+            seeds: (0..native.len() as u64).collect(),
+            native_ops_per_s: native.to_vec(),
+            sim_ops_per_s: sim.to_vec(),
+        }
+    }
+
+    #[test]
+    fn median_of_odd_even_and_no_samples() {
+        assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 10.0]), Some(3.0));
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn spread_is_half_the_range_over_the_median() {
+        // range 80..120 around 100: ±20%.
+        assert_eq!(spread_pct(&[100.0, 80.0, 120.0]), Some(20.0));
+        assert_eq!(spread_pct(&[3.0]), Some(0.0));
+        assert_eq!(spread_pct(&[0.0, 0.0, 1.0]), None, "zero median");
+    }
+
+    #[test]
+    fn error_is_sim_over_native_minus_one() {
+        assert_eq!(error_pct(200.0, 150.0), Some(-25.0));
+        let up = error_pct(100.0, 130.0).unwrap();
+        assert!((up - 30.0).abs() < 1e-9, "{up}");
+        assert_eq!(error_pct(0.0, 5.0), None);
+        // Medians, not means: one wild native repeat does not move it.
+        let r = row(&[100.0, 1e9, 90.0, 110.0, 100.0], &[80.0; 5]);
+        let (native, sim, error) = row_figures(&r);
+        assert_eq!((native, sim), (Some(100.0), Some(80.0)));
+        assert!((error.unwrap() + 20.0).abs() < 1e-9, "{error:?}");
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_point_with_both_medians_and_the_error() {
+        let check = CrossCheck {
+            machine_file: "models/machines/local.toml".into(),
+            machine_name: "this machine".into(),
+            duration_s: 1.0,
+            preempt: "voluntary".into(),
+            rows: vec![
+                row(&[1.0e6, 1.2e6, 0.8e6], &[1.5e6, 1.5e6, 1.5e6]),
+                row(&[20_000.0], &[21_000.0]),
+                row(&[0.0], &[3.0]),
+            ],
+        };
+        let text = render(
+            &check,
+            "rmap-storm crosscheck --repeats 3",
+            "AMD EPYC (2 CPUs)",
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].contains("`rmap-storm crosscheck --repeats 3`"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("on AMD EPYC (2 CPUs)") && lines[1].contains("Medians of 3 repeats")
+        );
+        let rows: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("| aim7"))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.00M/s ±20% | 1.50M/s ±0% | +50% |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 20.0k/s ±0% | 21.0k/s ±0% | +5% |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 0.0/s | 3.0/s ±0% | - |",
+            ]
+        );
+        assert!(text.ends_with("\n1 of 3 rows within ±30%.\n"), "{text}");
+    }
+}

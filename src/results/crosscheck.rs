@@ -1,0 +1,39 @@
+//! What `rmap-storm crosscheck` measured: for each (model, CPUs, lock kind),
+//! the scaled role's throughput of every repeat on real threads and on the
+//! simulator, the same seeds on both sides. The medians and errors are the
+//! report layer's ([`crate::report::crosscheck`]).
+
+use crate::locks::LockKind;
+
+/// A whole cross-check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossCheck {
+    /// The simulator's machine profile: its file and its `name`.
+    pub machine_file: String,
+    pub machine_name: String,
+    /// Length of every run, seconds (wall natively, virtual simulated).
+    pub duration_s: f64,
+    /// The simulator's preemption model (none, voluntary, full).
+    pub preempt: String,
+    pub rows: Vec<CrossRow>,
+}
+
+/// One (model, CPUs, kind): both engines' figures, repeat by repeat.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossRow {
+    /// The model file's stem (`aim7-fork-storm`).
+    pub model: String,
+    /// The scaled role (`workload.scale`), whose ops/s are compared.
+    pub role: String,
+    /// CPUs on both sides: pinned natively, virtual simulated; also the
+    /// scaled role's threads.
+    pub cpus: u32,
+    pub lock: LockKind,
+    /// Seed of each repeat, the same on both sides.
+    pub seeds: Vec<u64>,
+    /// The scaled role's done operations per second, per repeat, on real
+    /// threads (per wall second).
+    pub native_ops_per_s: Vec<f64>,
+    /// The same on the simulator (per virtual second).
+    pub sim_ops_per_s: Vec<f64>,
+}

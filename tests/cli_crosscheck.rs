@@ -1,0 +1,207 @@
+//! `rmap-storm crosscheck` on the real binary, kept short (one model, one
+//! kind, one CPU, one repeat, 50 ms): the table has its shape, its sim
+//! column is what `run --engine sim` gives for the same point and seed, its
+//! error is computed from its own two columns, `--readme` replaces only the
+//! block between the markers, and bad input is one line and exit 2 with the
+//! file untouched. Nothing here asserts that the error is small: that is
+//! what the table is for.
+
+use rmap_storm::report::units::fmt_rate;
+use rmap_storm::results::RunReport;
+use std::process::{Command, Output};
+
+const BEGIN: &str = "<!-- crosscheck:begin -->";
+const END: &str = "<!-- crosscheck:end -->";
+
+fn bin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The quick cross-check's arguments, with `extra`'s flags replacing the
+/// defaults of the same name (clap refuses a flag given twice).
+fn quick<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let defaults = [
+        ("--machine", "models/machines/default.toml"),
+        ("--models", "models/synchro.toml"),
+        ("--locks", "rwsem"),
+        ("--cpus", "1"),
+        ("--repeats", "1"),
+        ("--duration", "50ms"),
+    ];
+    let mut args = vec!["crosscheck"];
+    for (flag, value) in defaults {
+        if !extra.contains(&flag) {
+            args.extend([flag, value]);
+        }
+    }
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The cells of the table's only data row.
+fn data_row(table: &str) -> Vec<String> {
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("| synchro"))
+        .collect();
+    assert_eq!(rows.len(), 1, "one point, one row:\n{table}");
+    rows[0]
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+/// "60.3k/s ±0%" -> ops/s (to the printed precision).
+fn rate(cell: &str) -> f64 {
+    let r = cell
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .trim_end_matches("/s");
+    let (num, scale) = match r.chars().last().unwrap() {
+        'k' => (&r[..r.len() - 1], 1e3),
+        'M' => (&r[..r.len() - 1], 1e6),
+        _ => (r, 1.0),
+    };
+    num.parse::<f64>().unwrap() * scale
+}
+
+#[test]
+fn the_table_holds_both_engines_own_figures_and_their_error() {
+    let out = bin(&quick(&[]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let header = "| model | role (ops/s) | CPUs | kind | native | sim | error |";
+    assert!(table.lines().any(|l| l == header), "{table}");
+    assert!(
+        table.starts_with("Made by `rmap-storm crosscheck --machine"),
+        "{table}"
+    );
+    let cells = data_row(&table);
+    assert_eq!(cells[..4], ["synchro", "monitor", "1", "rwsem"], "{table}");
+    // The sim column is the simulator's own figure for this point and seed
+    // (deterministic), formatted as the table formats rates.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let run = bin(&[
+        "run",
+        "models/synchro.toml",
+        "--engine",
+        "sim",
+        "--cpus",
+        "1",
+        "--threads",
+        "1",
+        "--machine",
+        "models/machines/default.toml",
+        "--lock",
+        "rwsem",
+        "--duration",
+        "50ms",
+        "--seed",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let report: RunReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let sim = report.roles["monitor"].ops_per_s;
+    assert!(sim > 0.0);
+    assert_eq!(
+        cells[5].split_whitespace().next().unwrap(),
+        fmt_rate(sim),
+        "{table}"
+    );
+    // The native column ran for real: some reads done, not the sim's figure.
+    let native = rate(&cells[4]);
+    assert!(native > 0.0, "{table}");
+    // The error is sim / native - 1 of the two columns (to their rounding).
+    let error: f64 = cells[6].trim_end_matches('%').parse().unwrap();
+    let want = 100.0 * (rate(&cells[5]) / native - 1.0);
+    assert!(
+        (error - want).abs() <= 1.0 + want.abs() * 0.01,
+        "error {error}% vs {want:.1}% from the columns:\n{table}"
+    );
+    assert!(
+        table.contains(&format!(
+            "{} of 1 rows within ±30%.",
+            u32::from(error.abs() <= 30.0)
+        )),
+        "{table}"
+    );
+}
+
+#[test]
+fn readme_gets_the_table_between_its_markers_and_nothing_else_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let readme = dir.path().join("README.md");
+    let before = format!("# Title\n\ntext above\n{BEGIN}\nstale table\n{END}\ntext below\n");
+    std::fs::write(&readme, &before).unwrap();
+    let out = bin(&quick(&["--readme", readme.to_str().unwrap()]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(&readme).unwrap();
+    let want = format!(
+        "# Title\n\ntext above\n{BEGIN}\n{}{END}\ntext below\n",
+        text(&out.stdout)
+    );
+    assert_eq!(after, want);
+    assert!(!after.contains("stale table"));
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let readme = dir.path().join("README.md");
+    let no_end = format!("# Title\n{BEGIN}\nold\n");
+    std::fs::write(&readme, &no_end).unwrap();
+    let missing = dir.path().join("none.toml");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--readme".into(), readme.display().to_string()],
+            "no '<!-- crosscheck:begin -->' ... '<!-- crosscheck:end -->' markers",
+        ),
+        (
+            vec!["--machine".into(), missing.display().to_string()],
+            "run `rmap-storm calibrate",
+        ),
+        (
+            vec!["--locks".into(), "tas".into()],
+            "--locks: unknown lock kind 'tas'",
+        ),
+        (
+            vec!["--cpus".into(), "0".into()],
+            "--cpus: 0 is out of range",
+        ),
+        (
+            vec!["--cpus".into(), "4096".into()],
+            "native runs pin CPUs 0-4095",
+        ),
+        (
+            vec!["--repeats".into(), "0".into()],
+            "--repeats: 0 is out of range",
+        ),
+        (
+            vec!["--duration".into(), "soon".into()],
+            "--duration: 'soon'",
+        ),
+    ];
+    for (extra, want) in cases {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let out = bin(&quick(&extra));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra:?}: one line: {err}");
+        assert!(err.contains(want), "{extra:?}: want {want:?}, got {err}");
+        assert!(out.stdout.is_empty(), "{extra:?}: nothing ran");
+    }
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), no_end);
+}
