@@ -1,20 +1,24 @@
 //! The shared world under concurrency: every operation at once on a small world
-//! for every lock kind, then `World::check` on the reassembled world; a
+//! for every lock kind, with faults under mmap_lock and under per-VMA locks,
+//! then `World::check` and `World::check_lru` on the reassembled world; a
 //! try-lock walker giving up on a held root and a blocking one waiting for it;
-//! read holds that overlap only for kinds that share; and two races with
-//! reclaim (a file fault, fork's PTE copy) hammered on one page until they
-//! would break the world without their fix.
+//! read holds that overlap only for kinds that share; three races with
+//! reclaim (a file fault, fork's PTE copy, a swap-in) hammered on a few
+//! pages until they would break the world without their fix; and the locks
+//! exec's RELRO split declares and takes.
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rmap_storm::engine::storm::costs::Costs;
-use rmap_storm::engine::storm::shared::{SharedWorld, WalkOutcome};
+use rmap_storm::engine::storm::shared::{Isolated, SharedWorld, Touched, WalkOutcome};
 use rmap_storm::locks::platform::Native;
 use rmap_storm::locks::rwlock::RwlockT;
 use rmap_storm::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
 use rmap_storm::metrics::overlap::Hold;
-use rmap_storm::model::{Shape, WorldSpec};
+use rmap_storm::model::{FaultLock, Shape, WorldSpec};
+use rmap_storm::rmap::exec::Binary;
 use rmap_storm::rmap::fault::Fault;
+use rmap_storm::rmap::lru::{self, Verdict, Walked};
 use rmap_storm::rmap::{Capacity, Mapping, MmId, PageId, SpaceId, World};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, mpsc};
@@ -48,17 +52,19 @@ fn spec() -> WorldSpec {
 const STRESS_PAGES: u32 = 150;
 /// kswapd reclaims below this many free pages, a little late, so faults run
 /// out now and then and the faulting threads reclaim directly.
-const KSWAPD_LOW: u64 = 8;
+const KSWAPD_LOW: u64 = 3;
+/// Pages kswapd isolates per batch: few, so it lags behind the faults.
+const KSWAPD_BATCH: usize = 4;
 /// fork-exit runs once per this many of its turns.
 const CHURN: u32 = 16;
 
-fn shared<L: RawRwLock>(cap: Capacity, mmap_lock: LockKind) -> SharedWorld<L> {
+fn shared<L: RawRwLock>(cap: Capacity, mmap_lock: LockKind, faults: FaultLock) -> SharedWorld<L> {
     let world = World::build_with(&spec(), cap);
-    SharedWorld::new(world, mmap_lock, Costs::default(), 1)
+    SharedWorld::new(world, mmap_lock, Costs::default(), 1).with_fault_lock(faults)
 }
 
 /// Every operation kind the stress test must see succeed at least once.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Fork,
     ForkNone,
@@ -67,20 +73,27 @@ enum Op {
     TouchFault,
     TouchSegv,
     OutOfPages,
+    SwapIn,
+    SwapCacheHit,
     Split,
     Merge,
     MmapFile,
     Munmap,
     MunmapDowngrade,
+    RemapMprotect,
+    Exec,
     ReadMaps,
     ReadMapsCritical,
     Referenced,
     ReferencedTry,
     Contended,
-    Reclaim,
+    Isolate,
+    LruReclaimed,
+    VmaLockSuccess,
+    VmaLockFallback,
 }
 
-const OPS: [Op; 18] = [
+const OPS: [Op; 25] = [
     Op::Fork,
     Op::ForkNone,
     Op::Exit,
@@ -88,18 +101,28 @@ const OPS: [Op; 18] = [
     Op::TouchFault,
     Op::TouchSegv,
     Op::OutOfPages,
+    Op::SwapIn,
+    Op::SwapCacheHit,
     Op::Split,
     Op::Merge,
     Op::MmapFile,
     Op::Munmap,
     Op::MunmapDowngrade,
+    Op::RemapMprotect,
+    Op::Exec,
     Op::ReadMaps,
     Op::ReadMapsCritical,
     Op::Referenced,
     Op::ReferencedTry,
     Op::Contended,
-    Op::Reclaim,
+    Op::Isolate,
+    Op::LruReclaimed,
+    Op::VmaLockSuccess,
+    Op::VmaLockFallback,
 ];
+
+/// Operations only faults under per-VMA locks do.
+const PER_VMA_OPS: [Op; 2] = [Op::VmaLockSuccess, Op::VmaLockFallback];
 
 struct Counts([AtomicU64; OPS.len()]);
 
@@ -107,8 +130,10 @@ impl Counts {
     fn bump(&self, op: Op) {
         self.0[op as usize].fetch_add(1, Ordering::Relaxed);
     }
-    fn missing(&self) -> Vec<Op> {
+    /// Operations not seen yet, of those `faults` makes.
+    fn missing(&self, faults: FaultLock) -> Vec<Op> {
         OPS.into_iter()
+            .filter(|op| faults == FaultLock::PerVma || !PER_VMA_OPS.contains(op))
             .filter(|&op| self.0[op as usize].load(Ordering::Relaxed) == 0)
             .collect()
     }
@@ -171,27 +196,73 @@ impl<L: RawRwLock> Stress<'_, L> {
         let addr = self.rng.random_range(0..end);
         let write = self.rng.random_bool(0.5);
         match self.world.touch(mm, addr, write, None) {
-            Ok(Some(Fault::Hit)) => self.counts.bump(Op::TouchHit),
-            Ok(Some(_)) => self.counts.bump(Op::TouchFault),
+            Ok(Some(t)) => self.count_touch(&t),
             Ok(None) => self.counts.bump(Op::TouchSegv),
             Err(_) => {
                 self.counts.bump(Op::OutOfPages);
-                for _ in 0..8 {
-                    let page = self.any_page();
-                    self.reclaim(page);
-                }
+                self.shrink(lru::SWAP_CLUSTER_MAX, true);
             }
         }
     }
 
-    fn reclaim(&mut self, page: PageId) {
-        if let WalkOutcome::Done { .. } = self.world.reclaim(page, &mut || {}) {
-            self.counts.bump(Op::Reclaim);
+    fn count_touch(&self, t: &Touched) {
+        self.counts.bump(match t.fault {
+            Fault::Hit => Op::TouchHit,
+            Fault::SwapIn {
+                cache_hit: false, ..
+            } => Op::SwapIn,
+            Fault::SwapIn {
+                cache_hit: true, ..
+            } => Op::SwapCacheHit,
+            _ => Op::TouchFault,
+        });
+        if t.vma_lock.success > 0 {
+            self.counts.bump(Op::VmaLockSuccess);
         }
+        if t.vma_lock.abort + t.vma_lock.retry > 0 {
+            self.counts.bump(Op::VmaLockFallback);
+        }
+    }
+
+    /// One LRU batch of up to `nr` pages, as the reclaim role walks it:
+    /// isolate (a direct reclaimer may be told to throttle), page_referenced
+    /// each page, reclaim the old inactive ones, put the batch back.
+    fn shrink(&mut self, nr: usize, direct: bool) {
+        let Isolated::Batch(mut batch) = self.world.isolate(nr, direct).0 else {
+            return;
+        };
+        self.counts.bump(Op::Isolate);
+        while let Some(page) = batch.next() {
+            let try_lock = self.rng.random_bool(0.5);
+            let walked = match self.world.page_referenced(page, try_lock, &mut || {}) {
+                WalkOutcome::Done { result, .. } if result.hits > 0 => Walked::Referenced,
+                WalkOutcome::Contended => Walked::Contended,
+                _ => Walked::Old,
+            };
+            let world = self.world;
+            let verdict = lru::verdict(batch.from, walked, || {
+                world.reclaim(page, &mut || {});
+                world.only_isolated(page)
+            });
+            if verdict == Verdict::Reclaimed {
+                self.counts.bump(Op::LruReclaimed);
+            }
+            batch.decide(page, verdict);
+        }
+        self.world.putback(batch);
     }
 
     fn mprotect(&mut self) {
         let mm = self.any_mm();
+        if self.rng.random_ratio(1, CHURN) {
+            // Seed 000's loop on the first anon vma: mmap(MAP_FIXED), then
+            // mprotect of the whole of it (as rarely as fork-exit: it frees
+            // the vma's pages).
+            if self.world.mmap_anon_fixed(mm, 0, 8) && self.world.mprotect(mm, 0, 8) {
+                self.counts.bump(Op::RemapMprotect);
+            }
+            return;
+        }
         let at = self.rng.random_range(0..27);
         if self.world.split(mm, at) {
             self.counts.bump(Op::Split);
@@ -220,6 +291,20 @@ impl<L: RawRwLock> Stress<'_, L> {
         }
     }
 
+    /// unixbench execl: a new task execs the 8-page file as a binary,
+    /// then exits.
+    fn exec(&mut self) {
+        let bin = Binary::in_file(SpaceId(0), 8).expect("8 pages hold a binary");
+        let mut faults = Vec::new();
+        if let Ok(Some(e)) = self.world.exec(bin, &mut |t| faults.push(*t)) {
+            self.world.exit(e.mm);
+            self.counts.bump(Op::Exec);
+        }
+        for t in &faults {
+            self.count_touch(t);
+        }
+    }
+
     fn monitor(&mut self) {
         let mm = self.any_mm();
         let critical = self.rng.random_bool(0.5);
@@ -242,12 +327,11 @@ impl<L: RawRwLock> Stress<'_, L> {
         }
     }
 
-    /// kswapd: reclaim a random page while free pages are below a low
+    /// kswapd: shrink a small batch while free pages are below a low
     /// watermark, so faults still run out now and then.
     fn kswapd(&mut self) {
         if self.world.free_pages() < KSWAPD_LOW {
-            let page = self.any_page();
-            self.reclaim(page);
+            self.shrink(KSWAPD_BATCH, false);
         }
     }
 }
@@ -256,6 +340,7 @@ impl<L: RawRwLock> Stress<'_, L> {
 /// and at least `MIN_RUN` has passed, then check the reassembled world.
 struct StressRun {
     mmap_lock: LockKind,
+    faults: FaultLock,
 }
 
 const MIN_RUN: Duration = Duration::from_millis(100);
@@ -275,16 +360,18 @@ impl LockVisitor for StressRun {
                 pages: STRESS_PAGES,
             },
             self.mmap_lock,
+            self.faults,
         );
         let counts = Counts(std::array::from_fn(|_| AtomicU64::new(0)));
         let stop = AtomicBool::new(false);
-        let roles: [fn(&mut Stress<'_, L>); 10] = [
+        let roles: [fn(&mut Stress<'_, L>); 11] = [
             |s| s.fork_exit(true),
             |s| s.fork_exit(false),
             |s| s.touch(),
             |s| s.touch(),
             |s| s.mprotect(),
             |s| s.execl(),
+            |s| s.exec(),
             |s| s.monitor(),
             |s| s.walk(false),
             |s| s.walk(true),
@@ -304,18 +391,25 @@ impl LockVisitor for StressRun {
                 });
             }
             while start.elapsed() < MIN_RUN
-                || (!counts.missing().is_empty() && start.elapsed() < MAX_RUN)
+                || (!counts.missing(self.faults).is_empty() && start.elapsed() < MAX_RUN)
             {
                 thread::sleep(Duration::from_millis(10));
             }
             stop.store(true, Ordering::Relaxed);
         });
-        let kind = L::KIND;
-        let missing = counts.missing();
-        assert!(missing.is_empty(), "{kind}: never ran {missing:?}");
+        let (kind, faults) = (L::KIND, self.faults);
+        let missing = counts.missing(faults);
+        let seen: Vec<(Op, u64)> = OPS
+            .iter()
+            .map(|&op| (op, counts.0[op as usize].load(Ordering::Relaxed)))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{kind}, {faults:?}: never ran {missing:?}; ran {seen:?}"
+        );
         let world = world.into_world();
-        if let Err(e) = world.check() {
-            panic!("{kind}: world broken after the run: {e}");
+        if let Err(e) = world.check().and_then(|()| world.check_lru()) {
+            panic!("{kind}, {faults:?}: world broken after the run: {e}");
         }
     }
 }
@@ -323,7 +417,12 @@ impl LockVisitor for StressRun {
 #[test]
 fn every_operation_at_once_leaves_a_consistent_world() {
     for kind in LockKind::ALL {
-        kind.dispatch::<Native, _>(StressRun { mmap_lock: kind });
+        for faults in [FaultLock::MmapLock, FaultLock::PerVma] {
+            kind.dispatch::<Native, _>(StressRun {
+                mmap_lock: kind,
+                faults,
+            });
+        }
     }
 }
 
@@ -546,7 +645,11 @@ fn a_file_fault_never_maps_a_page_reclaim_freed() {
     );
     let faults = AtomicU64::new(0);
     let reclaims = race_reclaim(world, Duration::from_millis(300), |world, mm| {
-        if let Ok(Some(Fault::File { .. })) = world.touch(mm, 0, false, None) {
+        if let Ok(Some(Touched {
+            fault: Fault::File { .. },
+            ..
+        })) = world.touch(mm, 0, false, None)
+        {
             faults.fetch_add(1, Ordering::Relaxed);
         }
     });

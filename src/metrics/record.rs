@@ -10,6 +10,7 @@ use super::ctx::ThreadCtx;
 use super::latency;
 use super::overlap::Hold;
 use crate::locks::stats::LockStats;
+use crate::rmap::vma_lock::VmaLockStats;
 use hdrhistogram::Histogram;
 
 /// Read holds kept per thread for the concurrency integral: beyond this the
@@ -50,6 +51,23 @@ pub struct Record {
     pub direct_reclaim_ns: u64,
     /// Pages this thread freed (kswapd or direct reclaim): the memory line.
     pub pages_reclaimed: u64,
+    /// Of those, how many in each second of the thread's run (index: whole
+    /// seconds since its first operation).
+    pub reclaimed_by_s: Vec<u64>,
+    /// Inactive pages this thread isolated and walked while reclaiming
+    /// (pgscan): over `pages_reclaimed`, the LRU churn per page freed.
+    pub pages_scanned: u64,
+    /// Faults on swap entries that read a page in (do_swap_page, no page
+    /// in the swap cache).
+    pub swapins: u64,
+    /// Faults on swap entries that found their page in the swap cache.
+    pub swap_cache_hits: u64,
+    /// Direct-reclaim entries that had to wait (too_many_isolated).
+    pub throttled: u64,
+    /// ns spent waiting for the lru_lock.
+    pub lru_wait_ns: u64,
+    /// vma_lock_* events of this thread's faults (per-VMA locks).
+    pub vma_lock: VmaLockStats,
     /// Operations that ended [`OpOutcome::Failed`].
     pub failed: u64,
     /// Operations that ended [`OpOutcome::GaveUp`].
@@ -70,6 +88,13 @@ impl Default for Record {
             direct_reclaims: 0,
             direct_reclaim_ns: 0,
             pages_reclaimed: 0,
+            reclaimed_by_s: Vec::new(),
+            pages_scanned: 0,
+            swapins: 0,
+            swap_cache_hits: 0,
+            throttled: 0,
+            lru_wait_ns: 0,
+            vma_lock: VmaLockStats::default(),
             failed: 0,
             gave_up: 0,
             lifetime_ns: 0,
@@ -93,6 +118,15 @@ impl Record {
         false
     }
 
+    /// One page freed `second` whole seconds into the thread's run.
+    pub fn reclaimed(&mut self, second: usize) {
+        self.pages_reclaimed += 1;
+        if self.reclaimed_by_s.len() <= second {
+            self.reclaimed_by_s.resize(second + 1, 0);
+        }
+        self.reclaimed_by_s[second] += 1;
+    }
+
     /// One read hold of the rmap lock `key` (dropped beyond [`MAX_HOLDS`]).
     pub fn hold(&mut self, key: LockKey, h: Hold) {
         if self.holds.len() < MAX_HOLDS {
@@ -114,17 +148,37 @@ impl Record {
         self.lock.merge(&other.lock);
         other.lock = LockStats::default();
         self.ctx = self.ctx + std::mem::take(&mut other.ctx);
+        add_series(
+            &mut self.reclaimed_by_s,
+            &std::mem::take(&mut other.reclaimed_by_s),
+        );
+        self.vma_lock.add(&std::mem::take(&mut other.vma_lock));
         for (a, b) in [
             (&mut self.vmas_visited, &mut other.vmas_visited),
             (&mut self.direct_reclaims, &mut other.direct_reclaims),
             (&mut self.direct_reclaim_ns, &mut other.direct_reclaim_ns),
             (&mut self.pages_reclaimed, &mut other.pages_reclaimed),
+            (&mut self.pages_scanned, &mut other.pages_scanned),
+            (&mut self.swapins, &mut other.swapins),
+            (&mut self.swap_cache_hits, &mut other.swap_cache_hits),
+            (&mut self.throttled, &mut other.throttled),
+            (&mut self.lru_wait_ns, &mut other.lru_wait_ns),
             (&mut self.failed, &mut other.failed),
             (&mut self.gave_up, &mut other.gave_up),
         ] {
             *a += std::mem::take(b);
         }
         self.lifetime_ns = self.lifetime_ns.max(other.lifetime_ns);
+    }
+}
+
+/// Add `more` into `into` element by element, growing `into` to fit.
+pub fn add_series(into: &mut Vec<u64>, more: &[u64]) {
+    if into.len() < more.len() {
+        into.resize(more.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(more) {
+        *a += b;
     }
 }
 
@@ -150,7 +204,11 @@ mod tests {
         local.note(OpOutcome::Done, 100);
         local.note(OpOutcome::Failed, 1);
         local.note(OpOutcome::GaveUp, 1);
-        local.pages_reclaimed = 3;
+        local.reclaimed(0);
+        local.reclaimed(2);
+        local.reclaimed(2);
+        local.swapins = 5;
+        local.vma_lock.abort = 2;
         local.vmas_visited = 40;
         local.lifetime_ns = 1_000;
         local.hold(
@@ -162,13 +220,18 @@ mod tests {
         );
         slot.absorb(&mut local);
         local.note(OpOutcome::Failed, 1);
+        local.reclaimed(1);
+        local.vma_lock.abort = 1;
         local.lifetime_ns = 2_000;
         slot.absorb(&mut local);
+        assert_eq!(slot.reclaimed_by_s, [1, 1, 2], "second by second");
+        assert_eq!((slot.swapins, slot.vma_lock.abort), (5, 3));
+        assert!(local.reclaimed_by_s.is_empty());
         assert_eq!(
             (slot.latency_ns.len(), slot.failed, slot.gave_up),
             (1, 2, 1)
         );
-        assert_eq!((slot.pages_reclaimed, slot.vmas_visited), (3, 40));
+        assert_eq!((slot.pages_reclaimed, slot.vmas_visited), (4, 40));
         assert_eq!((slot.holds.len(), slot.lifetime_ns), (1, 2_000));
         assert_eq!((local.failed, local.latency_ns.len()), (0, 0));
         assert!(local.holds.is_empty());

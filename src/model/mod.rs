@@ -15,7 +15,7 @@ pub mod workload;
 pub mod world;
 
 pub use role::{PerRole, Role};
-pub use workload::{MemorySpec, MmChoice, RoleSpec, StudiedLock, WorkloadSpec};
+pub use workload::{FaultLock, MemorySpec, MmChoice, RoleSpec, StudiedLock, WorkloadSpec};
 pub use world::{KeyError, Shape, WorldSpec};
 
 use crate::{Error, Result};

@@ -7,9 +7,12 @@
 //! lock_target = "rmap"     # what `--lock` sets: "rmap" (every anon_vma root and
 //!                          # i_mmap lock) or "mmap_lock"; the other gets `--mmap-lock`
 //!                          # (default rwsem)
-//! mm = "any"               # which tasks touch/mprotect/execl/monitor work on:
+//! mm = "any"               # which tasks touch/mprotect/monitor work on:
 //!                          # "any" live task, or only the "ancestor"
 //! cond_resched = false     # walkers yield at every vma visited, as rmap_walk does
+//! fault_lock = "mmap_lock" # what a page fault locks: "mmap_lock" (READ), or
+//!                          # "per_vma" (the vma's lock, 6.4+, falling back
+//!                          # to mmap_lock READ)
 //!
 //! [workload.reclaim]       # kswapd: page_referenced, then try_to_unmap
 //! threads = 2
@@ -22,7 +25,7 @@
 //! `monitor`. Each takes `threads` and `think_us`; `work_ns` is work done
 //! while holding the role's lock (reclaim: per vma visited; monitor: while
 //! mmap_lock is read-held). A key that only one role understands (`try_lock`,
-//! `read_critical`, `disk_us`, `write_pct`, `downgrade`, `remap`, `work_ns`) is refused
+//! `read_critical`, `disk_us`, `write_pct`, `remap`, `work_ns`) is refused
 //! on the others.
 //!
 //! ```toml
@@ -60,6 +63,8 @@ pub struct WorkloadSpec {
     pub lock_target: StudiedLock,
     pub mm: MmChoice,
     pub cond_resched: bool,
+    /// What a page fault locks (TOML key `fault_lock`).
+    pub fault_lock: FaultLock,
     /// Each role's settings (`[workload.ROLE]`; all zero when absent).
     pub roles: PerRole<RoleSpec>,
 }
@@ -71,13 +76,14 @@ impl Default for WorkloadSpec {
             lock_target: StudiedLock::default(),
             mm: MmChoice::default(),
             cond_resched: false,
+            fault_lock: FaultLock::default(),
             roles: PerRole::default(),
         }
     }
 }
 
 /// The `[workload]` keys that are not role tables.
-const PLAIN_KEYS: [&str; 4] = ["scale", "lock_target", "mm", "cond_resched"];
+const PLAIN_KEYS: [&str; 5] = ["scale", "lock_target", "mm", "cond_resched", "fault_lock"];
 
 /// One key of `[workload]`, read before its value so an unknown key is an
 /// error about that key (and the model loader names it in its message).
@@ -129,7 +135,8 @@ impl<'de> Visitor<'de> for WorkloadVisitor {
                 WorkloadKey::Plain(0) => w.scale = map.next_value()?,
                 WorkloadKey::Plain(1) => w.lock_target = map.next_value()?,
                 WorkloadKey::Plain(2) => w.mm = map.next_value()?,
-                WorkloadKey::Plain(_) => w.cond_resched = map.next_value()?,
+                WorkloadKey::Plain(3) => w.cond_resched = map.next_value()?,
+                WorkloadKey::Plain(_) => w.fault_lock = map.next_value()?,
                 WorkloadKey::Role(role) => w.roles[role] = map.next_value()?,
             }
         }
@@ -146,6 +153,20 @@ pub enum StudiedLock {
     Rmap,
     /// Every mm's mmap_lock (seeds 000-002 are about mmap_sem).
     MmapLock,
+}
+
+/// What a page fault locks to find and use its vma (do_user_addr_fault).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultLock {
+    /// mmap_lock READ, as every kernel before 6.4.
+    #[default]
+    MmapLock,
+    /// Per-VMA locks (6.4+, lock_vma_under_rcu): the vma's own lock READ,
+    /// falling back to mmap_lock READ when that fails or the fault must
+    /// retry; every writer of a vma write-locks it first (fork: all of the
+    /// parent's).
+    PerVma,
 }
 
 /// Which tasks the per-task roles work on.
@@ -177,8 +198,6 @@ pub struct RoleSpec {
     /// touch: percent of touches that write (a write to a COW-shared page
     /// allocates a private copy: the allocations that drive memory pressure).
     pub write_pct: Option<u32>,
-    /// execl: munmap downgrades mmap_lock to read before unlinking.
-    pub downgrade: Option<bool>,
     /// mprotect: first re-mmap the vma with MAP_FIXED (discarding its pages,
     /// so the next touches fault), as seed 000's arena trimming does.
     pub remap: Option<bool>,
@@ -243,13 +262,12 @@ impl WorkloadSpec {
                 format!("0..={MAX_US}"),
             ));
         }
-        let only: [(&str, bool, &[Role]); 7] = [
+        let only: [(&str, bool, &[Role]); 6] = [
             ("work_ns", r.work_ns > 0, &[Role::Reclaim, Role::Monitor]),
             ("try_lock", r.try_lock.is_some(), &[Role::Reclaim]),
             ("read_critical", r.read_critical.is_some(), &[Role::Monitor]),
             ("disk_us", r.disk_us.is_some(), &[Role::Touch]),
             ("write_pct", r.write_pct.is_some(), &[Role::Touch]),
-            ("downgrade", r.downgrade.is_some(), &[Role::Execl]),
             ("remap", r.remap.is_some(), &[Role::Mprotect]),
         ];
         for (field, set, owners) in only {
@@ -355,12 +373,11 @@ pub fn allowed(path: &str) -> Option<String> {
         "write_pct" => "0..=100".into(),
         "think_us" | "disk_us" => format!("0..={MAX_US}"),
         "work_ns" => format!("0..={MAX_NS}"),
-        "try_lock" | "read_critical" | "downgrade" | "remap" | "cond_resched" => {
-            "true, false".into()
-        }
+        "try_lock" | "read_critical" | "remap" | "cond_resched" => "true, false".into(),
         "scale" => Role::names(),
         "lock_target" => "rmap, mmap_lock".into(),
         "mm" => "any, ancestor".into(),
+        "fault_lock" => "mmap_lock, per_vma".into(),
         "budget_pages" | "min_pages" | "low_pages" | "high_pages" => "a page count".into(),
         "reclaim_batch" => "1..=4096".into(),
         _ if path.starts_with("workload.") => format!(
@@ -445,7 +462,7 @@ mod tests {
         assert!(
             e.message().starts_with(
                 "unknown field `bogus`, expected one of `scale`, `lock_target`, `mm`, \
-                 `cond_resched`, `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`, `monitor`"
+                 `cond_resched`, `fault_lock`, `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`, `monitor`"
             ),
             "{e}"
         );

@@ -24,16 +24,7 @@ pub fn render(r: &RunReport) -> String {
     }
     roles(&mut out, r);
     locks(&mut out, r);
-    let m = &r.memory;
-    let _ = writeln!(
-        out,
-        "\nmemory: {} pages reclaimed ({}), {} direct-reclaim entries; useful work ({}) {}",
-        m.pages_reclaimed,
-        fmt_rate(m.pages_reclaimed_per_s),
-        m.direct_reclaim_entries,
-        useful_roles(),
-        fmt_rate(m.useful_ops_per_s)
-    );
+    memory(&mut out, r);
     let _ = writeln!(
         out,
         "context switches: {} voluntary, {} involuntary",
@@ -135,6 +126,44 @@ fn locks(out: &mut String, r: &RunReport) {
 }
 
 /// The roles whose done operations are the useful work, `fork_exit + touch`.
+/// The memory line, then the reclaim series (a run of two seconds or more)
+/// and the per-VMA lock events (when faults used them).
+fn memory(out: &mut String, r: &RunReport) {
+    let m = &r.memory;
+    let _ = writeln!(
+        out,
+        "\nmemory: {} pages reclaimed ({}), {} direct-reclaim entries ({} throttled); \
+         {:.2} pages scanned per page reclaimed; swap-ins {}, swap-cache hits {}; \
+         lru_lock wait {:.2}% of thread time; useful work ({}) {}",
+        m.pages_reclaimed,
+        fmt_rate(m.pages_reclaimed_per_s),
+        m.direct_reclaim_entries,
+        m.throttled,
+        m.scanned_per_reclaimed,
+        fmt_rate(m.swapins_per_s),
+        fmt_rate(m.swap_cache_hits_per_s),
+        100.0 * m.lru_lock_wait_share,
+        useful_roles(),
+        fmt_rate(m.useful_ops_per_s)
+    );
+    if m.reclaimed_by_second.len() > 1 {
+        let series: Vec<String> = m.reclaimed_by_second.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            out,
+            "pages reclaimed in each second: {} (pages)",
+            series.join(" ")
+        );
+    }
+    let v = &m.vma_lock;
+    if v.success + v.abort + v.retry + v.miss > 0 {
+        let _ = writeln!(
+            out,
+            "vma locks (faults): {} success, {} abort, {} retry, {} miss (events)",
+            v.success, v.abort, v.retry, v.miss
+        );
+    }
+}
+
 fn useful_roles() -> String {
     let names: Vec<&str> = Role::ALL
         .into_iter()
@@ -148,6 +177,7 @@ fn useful_roles() -> String {
 mod tests {
     use super::*;
     use crate::locks::LockKind;
+    use crate::results::run::VmaLockReport;
     use crate::results::{CtxSwitches, MemoryReport, RoleReport};
     use std::collections::BTreeMap;
 
@@ -185,5 +215,70 @@ mod tests {
         assert!(header.contains("ops     failed    gave up"), "{header}");
         assert_eq!(&words[..5], ["touch", "1", "3", "41", "5"], "{row}");
         assert!(text.contains("useful work (fork_exit + touch)"), "{text}");
+    }
+
+    #[test]
+    fn the_memory_line_has_swap_churn_and_vma_lock_figures_with_units() {
+        let mut r = report_with(MemoryReport {
+            pages_reclaimed: 30,
+            pages_reclaimed_per_s: 15.0,
+            reclaimed_by_second: vec![20, 10],
+            scanned_per_reclaimed: 2.5,
+            swapins_per_s: 12_000.0,
+            swap_cache_hits_per_s: 3.0,
+            throttled: 2,
+            lru_lock_wait_share: 0.0125,
+            ..MemoryReport::default()
+        });
+        let text = render(&r);
+        let line = text.lines().find(|l| l.starts_with("memory:")).unwrap();
+        for want in [
+            "30 pages reclaimed (15.0/s)",
+            "(2 throttled)",
+            "2.50 pages scanned per page reclaimed",
+            "swap-ins 12.0k/s, swap-cache hits 3.0/s",
+            "lru_lock wait 1.25% of thread time",
+        ] {
+            assert!(line.contains(want), "{want:?} not in {line}");
+        }
+        assert!(
+            text.contains("pages reclaimed in each second: 20 10 (pages)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("vma locks"),
+            "no per-VMA faults, no line: {text}"
+        );
+        r.memory.vma_lock = VmaLockReport {
+            success: 7,
+            abort: 1,
+            retry: 2,
+            miss: 0,
+        };
+        let text = render(&r);
+        assert!(
+            text.contains("vma locks (faults): 7 success, 1 abort, 2 retry, 0 miss (events)"),
+            "{text}"
+        );
+    }
+
+    fn report_with(memory: MemoryReport) -> RunReport {
+        RunReport {
+            schema: crate::results::SCHEMA,
+            model: "m.toml".into(),
+            engine: "test".into(),
+            lock: LockKind::Rwsem,
+            threads: 1,
+            duration_s: 2.0,
+            seed: 1,
+            overrides: vec![],
+            roles: BTreeMap::new(),
+            lock_stats: BTreeMap::new(),
+            ctx_switches: CtxSwitches::default(),
+            fairness: BTreeMap::new(),
+            memory,
+            verdict: Verdict::Ok,
+            sim: None,
+        }
     }
 }

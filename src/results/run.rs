@@ -143,6 +143,8 @@ pub struct Fairness {
     pub starved_mark: bool,
 }
 
+/// The memory line. Every key after `useful_ops_per_s` was added with swap,
+/// the LRU and per-VMA locks; files written before them read as zero.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReport {
     pub pages_reclaimed: u64,
@@ -150,6 +152,47 @@ pub struct MemoryReport {
     pub direct_reclaim_entries: u64,
     /// touch + fork-exit operations: the AIM7 jobs, apart from reclaim work.
     pub useful_ops_per_s: f64,
+    /// Pages reclaimed in each second of the run, in order (the last one
+    /// partial): whether reclaim keeps going or dies out.
+    #[serde(default)]
+    pub reclaimed_by_second: Vec<u64>,
+    /// Inactive pages isolated and walked while reclaiming (pgscan).
+    #[serde(default)]
+    pub pages_scanned: u64,
+    /// `pages_scanned` per page reclaimed: the LRU churn Andrew Morton
+    /// asked about on the 2022 try_lock patch (0 when nothing was reclaimed).
+    #[serde(default)]
+    pub scanned_per_reclaimed: f64,
+    /// Faults on swap entries that read their page in, per second.
+    #[serde(default)]
+    pub swapins_per_s: f64,
+    /// Faults on swap entries whose page was in the swap cache, per second.
+    #[serde(default)]
+    pub swap_cache_hits_per_s: f64,
+    /// Direct-reclaim entries that waited in reclaim_throttle.
+    #[serde(default)]
+    pub throttled: u64,
+    /// Share of all thread time spent waiting for the lru_lock, 0..1.
+    #[serde(default)]
+    pub lru_lock_wait_share: f64,
+    /// vma_lock_* events of faults under per-VMA locks (all 0 with
+    /// `fault_lock = "mmap_lock"`).
+    #[serde(default)]
+    pub vma_lock: VmaLockReport,
+}
+
+/// /proc/vmstat's vma_lock_* counters (CONFIG_PER_VMA_LOCK_STATS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VmaLockReport {
+    /// Faults completed under the vma's lock.
+    pub success: u64,
+    /// Could not lock the vma (none, not anonymous, no anon_vma yet, write
+    /// locked): fell back to mmap_lock.
+    pub abort: u64,
+    /// Had to retry under mmap_lock (a swap entry, in 6.4).
+    pub retry: u64,
+    /// The vma went between lookup and lock: looked again.
+    pub miss: u64,
 }
 
 /// `progress: ok | starved ROLE | livelock`.

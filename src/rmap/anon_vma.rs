@@ -65,6 +65,18 @@ pub fn prepare_mmap_lock(mm: MmId) -> LockReq {
 /// contiguous. The model has no vm_flags or mempolicy; mprotect splits differ
 /// only in access flags, which the kernel ignores here too.
 pub fn find_mergeable_anon_vma(mm: &Mm, addr: u32) -> Prepare {
+    find_mergeable_anon_vma_by(mm, addr, |v| v.anon)
+}
+
+/// [`find_mergeable_anon_vma`] reading each neighbour's `vma->anon_vma`
+/// through `anon_of`: for a caller holding mmap_lock READ, under which a
+/// racing first fault may have set a neighbour's link where `&Mm` cannot
+/// show it (an engine keeps such links beside the mm).
+pub fn find_mergeable_anon_vma_by(
+    mm: &Mm,
+    addr: u32,
+    anon_of: impl Fn(&Vma) -> Option<AnonLink>,
+) -> Prepare {
     let Some(i) = mm.find(addr) else {
         return Prepare::NewRoot;
     };
@@ -73,7 +85,7 @@ pub fn find_mergeable_anon_vma(mm: &Mm, addr: u32) -> Prepare {
     let compatible = |a: &Vma, b: &Vma| {
         a.end == b.start && a.is_anon() && b.is_anon() && b.pgoff == a.pgoff + a.pages()
     };
-    let reusable = |v: &Vma| v.anon.filter(|l| l.chain_len == 1);
+    let reusable = |v: &Vma| anon_of(v).filter(|l| l.chain_len == 1);
     let next = vmas.get(i + 1).filter(|n| compatible(vma, n));
     let prev = i
         .checked_sub(1)

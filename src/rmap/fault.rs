@@ -72,31 +72,17 @@ pub enum Fault {
     Retry,
 }
 
-impl Fault {
-    /// Pages this fault allocated (they join the LRU: folio_add_lru).
-    pub fn new_pages(&self) -> impl Iterator<Item = PageId> {
-        let (a, b) = match *self {
-            Fault::NewAnon(p) => (Some(p), None),
-            Fault::File { page, read_in } => (read_in.then_some(page), None),
-            Fault::Cow { new, .. } => (Some(new), None),
-            Fault::CowFile { file, read_in, new } => (Some(new), read_in.then_some(file)),
-            Fault::SwapIn {
-                page,
-                cache_hit,
-                cow,
-            } => ((!cache_hit).then_some(page), cow),
-            Fault::Hit | Fault::Reuse(_) | Fault::Retry => (None, None),
-        };
-        a.into_iter().chain(b)
-    }
-}
-
 /// The page pool is full: the engine's cue to reclaim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfPages;
 
 /// Fault on page `addr` of `vma` (the caller holds
-/// [`mmap_read_lock`](super::mm::mmap_read_lock)).
+/// [`mmap_read_lock`](super::mm::mmap_read_lock), or the vma's lock).
+/// `added` gets every page the fault allocated and kept, once, whether it
+/// then maps it or must [`Retry`](Fault::Retry) (a page read into the page
+/// cache or swap cache stays there): the kernel's folio_add_lru, for the
+/// caller's LRU. A page-cache or swap-cache page is handed over when it is
+/// published, an anon page once its PTE is set.
 pub fn handle_mm_fault(
     vma: &Vma,
     addr: u32,
@@ -104,28 +90,82 @@ pub fn handle_mm_fault(
     ptes: &[AtomicU32],
     pages: &PagePool,
     caches: &[PageCache],
+    added: &mut dyn FnMut(PageId),
 ) -> Result<Fault, OutOfPages> {
     assert!(vma.contains(addr), "{addr} outside {vma:?}");
     let slot = &ptes[addr as usize];
+    let mut at = At {
+        vma,
+        addr,
+        slot,
+        pages,
+        added,
+    };
     let old = pte::load(slot);
     if let Some(swap) = old.swap_slot() {
-        return do_swap_page(vma, addr, write, slot, old, swap, pages);
+        return do_swap_page(&mut at, write, old, swap);
     }
     let Some(page) = old.page() else {
         return match vma.backing {
-            Backing::Anon => do_anonymous_page(vma, addr, write, slot, pages),
-            Backing::File { private, .. } if private && write => {
-                do_cow_fault(vma, addr, slot, pages, caches)
-            }
-            Backing::File { .. } => do_file_fault(vma, addr, write, slot, pages, caches),
+            Backing::Anon => do_anonymous_page(&mut at, write),
+            Backing::File { private, .. } if private && write => do_cow_fault(&mut at, caches),
+            Backing::File { .. } => do_file_fault(&mut at, write, caches),
         };
     };
     // Only private (COW) mappings have write-protected PTEs.
     if write && !old.writable() && vma.is_private() {
-        return do_wp_page(vma, addr, old, page, slot, pages);
+        return do_wp_page(&mut at, old, page);
     }
     let bits = if write { YOUNG | DIRTY } else { YOUNG };
     Ok(set_bits(slot, old, bits))
+}
+
+/// What every fault handler works on.
+struct At<'a> {
+    vma: &'a Vma,
+    addr: u32,
+    /// The faulting PTE.
+    slot: &'a AtomicU32,
+    pages: &'a PagePool,
+    /// folio_add_lru: see [`handle_mm_fault`].
+    added: &'a mut dyn FnMut(PageId),
+}
+
+impl At<'_> {
+    /// The page's pgoff in the vma.
+    fn pgoff(&self) -> u32 {
+        self.vma.pgoff_of(self.addr)
+    }
+
+    /// Install `new` in place of `expect`; on a lost race undo the mapping.
+    fn install(&self, expect: Pte, new: Pte, page: PageId) -> bool {
+        let ok = self
+            .slot
+            .compare_exchange(expect.0, new.0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if !ok {
+            self.pages.unmap(page);
+        }
+        ok
+    }
+
+    /// A new private page for the vma, mapped once, installed in place of
+    /// `expect` with `flags` (a writable PTE: nobody else can see it until
+    /// it joins the LRU); the caller's allocation pin dropped. Some(page) if
+    /// installed, None if the PTE changed (the page is freed again).
+    fn new_anon(&mut self, expect: Pte, flags: u32) -> Result<Option<PageId>, OutOfPages> {
+        let page = self
+            .pages
+            .alloc(anon_mapping(self.vma), self.pgoff())
+            .ok_or(OutOfPages)?;
+        self.pages.map(page);
+        let done = self.install(expect, Pte::new(page, flags), page);
+        if done {
+            (self.added)(page);
+        }
+        self.pages.unpin(page);
+        Ok(done.then_some(page))
+    }
 }
 
 /// The hardware setting accessed/dirty on a present PTE.
@@ -147,88 +187,53 @@ fn anon_mapping(vma: &Vma) -> Mapping {
     }
 }
 
-/// Install `new` in an empty PTE; on a lost race undo the mapping.
-fn install(slot: &AtomicU32, expect: Pte, new: Pte, page: PageId, pages: &PagePool) -> bool {
-    let ok = slot
-        .compare_exchange(expect.0, new.0, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok();
-    if !ok {
-        pages.unmap(page);
-    }
-    ok
-}
-
-fn do_anonymous_page(
-    vma: &Vma,
-    addr: u32,
-    write: bool,
-    slot: &AtomicU32,
-    pages: &PagePool,
-) -> Result<Fault, OutOfPages> {
-    let page = pages
-        .alloc(anon_mapping(vma), vma.pgoff_of(addr))
-        .ok_or(OutOfPages)?;
-    pages.map(page);
+fn do_anonymous_page(at: &mut At<'_>, write: bool) -> Result<Fault, OutOfPages> {
     let flags = YOUNG | WRITE | if write { DIRTY } else { 0 };
-    let done = install(slot, Pte::NONE, Pte::new(page, flags), page, pages);
-    pages.unpin(page);
-    Ok(if done {
-        Fault::NewAnon(page)
-    } else {
-        Fault::Retry
+    Ok(match at.new_anon(Pte::NONE, flags)? {
+        Some(page) => Fault::NewAnon(page),
+        None => Fault::Retry,
     })
 }
 
-/// The page-cache page of a file vma's page `addr`, read in if missing, and
-/// whether it was; the page cache holds a reference on it.
-fn file_page(
-    vma: &Vma,
-    addr: u32,
-    pages: &PagePool,
-    caches: &[PageCache],
-) -> Result<(PageId, bool), OutOfPages> {
-    let Backing::File { space, .. } = vma.backing else {
+/// The page-cache page of a file vma's page, read in if missing (and then
+/// handed to `added`), and whether it was; the page cache holds a reference
+/// on it.
+fn file_page(at: &mut At<'_>, caches: &[PageCache]) -> Result<(PageId, bool), OutOfPages> {
+    let Backing::File { space, .. } = at.vma.backing else {
         unreachable!("file fault on an anonymous vma")
     };
     let cache = &caches[space.index()];
-    let index = vma.pgoff_of(addr);
-    let (page, read_in) = match cache.get(index) {
-        Some(p) => (p, false),
-        None => {
-            // The allocation's pin becomes the page cache's reference.
-            let p = pages
-                .alloc(Mapping::File { space }, index)
-                .ok_or(OutOfPages)?;
-            match cache.insert(index, p) {
-                Ok(()) => (p, true),
-                Err(winner) => {
-                    pages.unpin(p);
-                    (winner, false)
-                }
-            }
+    let index = at.pgoff();
+    if let Some(p) = cache.get(index) {
+        return Ok((p, false));
+    }
+    // The allocation's pin becomes the page cache's reference.
+    let p = at
+        .pages
+        .alloc(Mapping::File { space }, index)
+        .ok_or(OutOfPages)?;
+    match cache.insert(index, p) {
+        Ok(()) => {
+            (at.added)(p);
+            Ok((p, true))
         }
-    };
-    Ok((page, read_in))
+        Err(winner) => {
+            at.pages.unpin(p);
+            Ok((winner, false))
+        }
+    }
 }
 
 /// do_shared_fault, or do_read_fault of a private file vma (read-only PTE).
-fn do_file_fault(
-    vma: &Vma,
-    addr: u32,
-    write: bool,
-    slot: &AtomicU32,
-    pages: &PagePool,
-    caches: &[PageCache],
-) -> Result<Fault, OutOfPages> {
-    let (page, read_in) = file_page(vma, addr, pages, caches)?;
-    pages.map(page);
-    let flags = if vma.is_private() {
+fn do_file_fault(at: &mut At<'_>, write: bool, caches: &[PageCache]) -> Result<Fault, OutOfPages> {
+    let (page, read_in) = file_page(at, caches)?;
+    at.pages.map(page);
+    let flags = if at.vma.is_private() {
         YOUNG
     } else {
         YOUNG | WRITE | if write { DIRTY } else { 0 }
     };
-    let done = install(slot, Pte::NONE, Pte::new(page, flags), page, pages);
-    Ok(if done {
+    Ok(if at.install(Pte::NONE, Pte::new(page, flags), page) {
         Fault::File { page, read_in }
     } else {
         Fault::Retry
@@ -237,44 +242,18 @@ fn do_file_fault(
 
 /// do_cow_fault: a write to an unmapped page of a private file vma copies
 /// the page-cache page into a new anon page of the vma's anon_vma.
-fn do_cow_fault(
-    vma: &Vma,
-    addr: u32,
-    slot: &AtomicU32,
-    pages: &PagePool,
-    caches: &[PageCache],
-) -> Result<Fault, OutOfPages> {
-    let (file, read_in) = file_page(vma, addr, pages, caches)?;
-    let new = pages
-        .alloc(anon_mapping(vma), vma.pgoff_of(addr))
-        .ok_or(OutOfPages)?;
-    pages.map(new);
-    let done = install(
-        slot,
-        Pte::NONE,
-        Pte::new(new, YOUNG | DIRTY | WRITE),
-        new,
-        pages,
-    );
-    pages.unpin(new);
-    Ok(if done {
-        Fault::CowFile { file, read_in, new }
-    } else {
-        Fault::Retry
+fn do_cow_fault(at: &mut At<'_>, caches: &[PageCache]) -> Result<Fault, OutOfPages> {
+    let (file, read_in) = file_page(at, caches)?;
+    Ok(match at.new_anon(Pte::NONE, YOUNG | DIRTY | WRITE)? {
+        Some(new) => Fault::CowFile { file, read_in, new },
+        None => Fault::Retry,
     })
 }
 
 /// do_swap_page on a swap entry for `swap` (see [`super::swap`]).
-fn do_swap_page(
-    vma: &Vma,
-    addr: u32,
-    write: bool,
-    slot: &AtomicU32,
-    old: Pte,
-    swap: u32,
-    pages: &PagePool,
-) -> Result<Fault, OutOfPages> {
-    let link = vma.anon.expect("a swap entry in a vma without anon_vma");
+fn do_swap_page(at: &mut At<'_>, write: bool, old: Pte, swap: u32) -> Result<Fault, OutOfPages> {
+    let link = at.vma.anon.expect("a swap entry in a vma without anon_vma");
+    let pages = at.pages;
     let (page, cache_hit) = match pages.swap.lookup(swap) {
         // The swap cache's pin keeps it live: this pin cannot fail unless
         // reclaim dropped it meanwhile, and then the slot has no page.
@@ -291,24 +270,26 @@ fn do_swap_page(
                 family: link.family,
                 anon_vma,
             };
-            let p = pages
-                .swap
-                .read_in(pages, swap, mapping, vma.pgoff_of(addr))?;
-            (p, false)
+            let (p, published) = pages.swap.read_in(pages, swap, mapping, at.pgoff())?;
+            if published {
+                // The swap cache holds it now, mapped or not.
+                (at.added)(p);
+            }
+            (p, !published)
         }
     };
     let exclusive = !cache_hit && pages.swap.count(swap) == 1;
     let flags = YOUNG | if exclusive && write { WRITE | DIRTY } else { 0 };
     pages.map(page);
     let new = Pte::new(page, flags);
-    if !install(slot, old, new, page, pages) {
+    if !at.install(old, new, page) {
         pages.unpin(page);
         return Ok(Fault::Retry);
     }
     pages.swap.put(pages, swap);
     pages.unpin(page);
     let cow = match write && !exclusive {
-        true => match do_wp_page(vma, addr, new, page, slot, pages)? {
+        true => match do_wp_page(at, new, page)? {
             Fault::Cow { new, .. } => Some(new),
             _ => None,
         },
@@ -322,34 +303,23 @@ fn do_swap_page(
 }
 
 /// do_wp_page on a write-protected PTE of a private vma.
-fn do_wp_page(
-    vma: &Vma,
-    addr: u32,
-    old: Pte,
-    page: PageId,
-    slot: &AtomicU32,
-    pages: &PagePool,
-) -> Result<Fault, OutOfPages> {
-    let mapping = anon_mapping(vma);
+fn do_wp_page(at: &mut At<'_>, old: Pte, page: PageId) -> Result<Fault, OutOfPages> {
+    let pages = at.pages;
     let reusable = matches!(pages.mapping(page), Some(Mapping::Anon { .. }))
         && pages.mapcount(page) == 1
         && pages.swap_slot(page).is_none();
     if reusable {
         // Only this PTE maps it: reuse in place; the page now belongs to this
         // vma's anon_vma, so later walks search the narrowest tree.
-        pages.set_mapping(page, mapping);
-        return Ok(match set_bits(slot, old, YOUNG | DIRTY | WRITE) {
+        pages.set_mapping(page, anon_mapping(at.vma));
+        return Ok(match set_bits(at.slot, old, YOUNG | DIRTY | WRITE) {
             Fault::Hit => Fault::Reuse(page),
             other => other,
         });
     }
-    let new = pages.alloc(mapping, vma.pgoff_of(addr)).ok_or(OutOfPages)?;
-    pages.map(new);
-    let done = install(slot, old, Pte::new(new, YOUNG | DIRTY | WRITE), new, pages);
-    pages.unpin(new);
-    if !done {
+    let Some(new) = at.new_anon(old, YOUNG | DIRTY | WRITE)? else {
         return Ok(Fault::Retry);
-    }
+    };
     pages.unmap(page);
     Ok(Fault::Cow { old: page, new })
 }

@@ -235,12 +235,17 @@ pub fn copy_pte_range(
     for addr in pvma.start..pvma.end {
         let src = &parent[addr as usize];
         let mut old = pte::load(src);
-        if let Some(slot) = old.swap_slot() {
-            pages.swap.dup(slot);
-            child[addr as usize].store(old.0, Ordering::Release);
-            continue;
-        }
-        while let Some(page) = old.page() {
+        loop {
+            // Also after a lost race below: reclaim may have swapped the
+            // page out meanwhile, and the child must get that entry.
+            if let Some(slot) = old.swap_slot() {
+                pages.swap.dup(slot);
+                child[addr as usize].store(old.0, Ordering::Release);
+                break;
+            }
+            let Some(page) = old.page() else {
+                break;
+            };
             // Take the child's mapping first: the page cannot be freed between
             // the parent's PTE going read-only and the child's appearing. Take
             // it only while the page is live (folio_try_get): a concurrent

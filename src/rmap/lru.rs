@@ -126,12 +126,40 @@ impl Lru {
     /// isolate_lru_folios: up to `nr` live pages off the tail of `which`.
     /// Stale entries are dropped and not counted.
     pub fn isolate(&mut self, pages: &PagePool, which: List, nr: usize) -> Vec<PageId> {
+        self.isolate_where(which, nr, |p, g| live(pages, p, g))
+    }
+
+    /// [`isolate`](Self::isolate) for pages other threads may free at any
+    /// time: each page taken gets a pin (folio_try_get, as isolate_lru_folios
+    /// takes a reference), which the caller drops after
+    /// [`putback`](Self::putback). A page freed (or freed and reallocated)
+    /// since its entry was made is a stale entry.
+    pub fn isolate_pinned(&mut self, pages: &PagePool, which: List, nr: usize) -> Vec<PageId> {
+        self.isolate_where(which, nr, |p, g| {
+            if !live(pages, p, g) || !pages.pin(p) {
+                return false;
+            }
+            // Pinned: now the descriptor cannot change owner under us.
+            let still = live(pages, p, g);
+            if !still {
+                pages.unpin(p);
+            }
+            still
+        })
+    }
+
+    fn isolate_where(
+        &mut self,
+        which: List,
+        nr: usize,
+        mut take: impl FnMut(PageId, u32) -> bool,
+    ) -> Vec<PageId> {
         let mut got = Vec::with_capacity(nr);
         while got.len() < nr {
             let Some((p, g)) = self.list(which).pop_back() else {
                 break;
             };
-            if live(pages, p, g) {
+            if take(p, g) {
                 got.push(p);
             }
         }
@@ -140,6 +168,18 @@ impl Lru {
             self.stats.scanned += got.len() as u64;
         }
         got
+    }
+
+    /// Drop every stale entry (pages freed since they were added): what the
+    /// kernel does at each free under the lru_lock, done here when the lists
+    /// have grown to `over` entries, so a world whose pages churn without a
+    /// reclaimer to pop them keeps its lists bounded.
+    pub fn drop_stale(&mut self, pages: &PagePool, over: usize) {
+        if self.lists.iter().map(VecDeque::len).sum::<usize>() >= over {
+            for l in &mut self.lists {
+                l.retain(|&(p, g)| live(pages, p, g));
+            }
+        }
     }
 
     /// move_folios_to_lru for one isolated page, by its walk's verdict.
@@ -172,11 +212,43 @@ impl Lru {
         self.putback(pages, page, Verdict::Old);
     }
 
+    /// [`putback`](Self::putback) of a page isolated from `from`: an old
+    /// active page is deactivated.
+    pub fn putback_from(&mut self, pages: &PagePool, page: PageId, from: List, verdict: Verdict) {
+        match (from, verdict) {
+            (List::Active, Verdict::Old) => self.deactivate(pages, page),
+            _ => self.putback(pages, page, verdict),
+        }
+    }
+
     /// too_many_isolated(): true if a direct reclaimer must wait
     /// (reclaim_throttle) before isolating more: more pages are isolated than
     /// the inactive list holds. kswapd is never throttled here.
     pub fn too_many_isolated(&self, kswapd: bool) -> bool {
         !kswapd && self.isolated as usize > self.len(List::Inactive)
+    }
+}
+
+/// What the walk of an isolated page found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walked {
+    /// A young PTE.
+    Referenced,
+    /// No young PTE (or nothing left mapping it).
+    Old,
+    /// The rmap try_lock was contended; the page was not walked.
+    Contended,
+}
+
+/// folio_check_references' decision for a page isolated from `from` whose
+/// walk found `walked`: `reclaim` (try_to_unmap and free) runs only for an
+/// old inactive page and says whether the page was freed.
+pub fn verdict(from: List, walked: Walked, reclaim: impl FnOnce() -> bool) -> Verdict {
+    match walked {
+        Walked::Contended => Verdict::Contended,
+        Walked::Referenced => Verdict::Referenced,
+        Walked::Old if from == List::Inactive && reclaim() => Verdict::Reclaimed,
+        Walked::Old => Verdict::Old,
     }
 }
 
@@ -245,6 +317,56 @@ mod tests {
             (4, 1, 2, 1)
         );
         assert_eq!(lru.isolated(), 0);
+    }
+
+    #[test]
+    fn pinned_isolation_pins_live_pages_only_and_stale_entries_can_be_dropped() {
+        let pool = PagePool::new(8);
+        let mut lru = Lru::default();
+        let p: Vec<PageId> = (0..4).map(|i| pool.alloc(file(), i).unwrap()).collect();
+        for &q in &p {
+            lru.add(&pool, q);
+        }
+        assert!(pool.unpin(p[1]), "freed elsewhere");
+        let got = lru.isolate_pinned(&pool, List::Inactive, 8);
+        assert_eq!(got, vec![p[0], p[2], p[3]]);
+        assert!(
+            got.iter().all(|&q| pool.pins(q) == 2),
+            "each isolated page pinned"
+        );
+        for &q in &got {
+            lru.putback_from(&pool, q, List::Active, Verdict::Old);
+            pool.unpin(q);
+        }
+        assert_eq!((lru.stats.deactivated, lru.isolated()), (3, 0));
+        assert!(pool.unpin(p[0]));
+        lru.drop_stale(&pool, 100);
+        assert_eq!(
+            lru.len(List::Inactive),
+            3,
+            "below the bound nothing is dropped"
+        );
+        lru.drop_stale(&pool, 3);
+        assert_eq!(lru.len(List::Inactive), 2, "the freed page's entry is gone");
+    }
+
+    #[test]
+    fn only_old_inactive_pages_are_reclaimed() {
+        let never = || -> bool { panic!("reclaim of a page that is not old and inactive") };
+        assert_eq!(
+            verdict(List::Inactive, Walked::Referenced, never),
+            Verdict::Referenced
+        );
+        assert_eq!(
+            verdict(List::Active, Walked::Contended, never),
+            Verdict::Contended
+        );
+        assert_eq!(verdict(List::Active, Walked::Old, never), Verdict::Old);
+        assert_eq!(
+            verdict(List::Inactive, Walked::Old, || true),
+            Verdict::Reclaimed
+        );
+        assert_eq!(verdict(List::Inactive, Walked::Old, || false), Verdict::Old);
     }
 
     #[test]

@@ -112,6 +112,18 @@ impl SwapSpace {
         debug_assert!(self.is_used(slot) && prev < u32::MAX);
     }
 
+    /// [`dup`](Self::dup) for a caller that found `slot` through its page
+    /// rather than through an entry it holds: false if the slot's last entry
+    /// has just gone (the slot is being freed; a concurrent engine's
+    /// reclaim then leaves the page alone).
+    pub fn try_dup(&self, slot: u32) -> bool {
+        self.count[slot as usize]
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+                (c > 0).then_some(c + 1)
+            })
+            .is_ok()
+    }
+
     /// swap_free / free_swap_and_cache: one entry for `slot` left its PTE.
     /// The last one frees the slot and drops the swap-cache page.
     pub fn put(&self, pages: &PagePool, slot: u32) {
@@ -138,15 +150,16 @@ impl SwapSpace {
 
     /// Swap-in of `slot` with no page cached: allocate one for `mapping` at
     /// `index` and publish it in the swap cache (the cache's pin) with the
-    /// caller's pin on it too. On a lost race, the winner's page, pinned.
-    /// Err if the pool is full.
+    /// caller's pin on it too; true if this call published it. On a lost
+    /// race, the winner's page, pinned, and false (a swap-cache hit after
+    /// all). Err if the pool is full.
     pub fn read_in(
         &self,
         pages: &PagePool,
         slot: u32,
         mapping: Mapping,
         index: u32,
-    ) -> Result<PageId, super::fault::OutOfPages> {
+    ) -> Result<(PageId, bool), super::fault::OutOfPages> {
         let page = pages
             .alloc(mapping, index)
             .ok_or(super::fault::OutOfPages)?;
@@ -159,14 +172,14 @@ impl SwapSpace {
         ) {
             Ok(_) => {
                 pages.set_swap_slot(page, Some(slot));
-                Ok(page)
+                Ok((page, true))
             }
             Err(winner) => {
                 pages.unpin(page);
                 pages.unpin(page);
                 let winner = PageId(winner);
                 pages.pin(winner);
-                Ok(winner)
+                Ok((winner, false))
             }
         }
     }
@@ -215,14 +228,15 @@ mod tests {
         );
         assert_eq!(pool.pins(page), 2);
         pool.swap.dup(slot);
-        pool.swap.dup(slot);
+        assert!(pool.swap.try_dup(slot), "a slot with entries can be held");
         pool.swap.delete_from_swap_cache(&pool, page);
         assert!(
             pool.unpin(page),
             "reclaim's pin was the last: the page is free"
         );
         assert!(pool.swap.is_used(slot) && pool.swap.lookup(slot).is_none());
-        let back = pool.swap.read_in(&pool, slot, anon(), 3).unwrap();
+        let (back, published) = pool.swap.read_in(&pool, slot, anon(), 3).unwrap();
+        assert!(published);
         assert_eq!(pool.swap.lookup(slot), Some(back));
         pool.swap.put(&pool, slot);
         assert!(pool.swap.is_used(slot), "one entry is still out");
@@ -236,6 +250,7 @@ mod tests {
         let pool = PagePool::new(2);
         let page = pool.alloc(anon(), 0).unwrap();
         let slot = pool.swap.add_to_swap(&pool, page).unwrap();
+        assert!(!pool.swap.try_dup(slot), "no entry to hold on to");
         pool.swap.delete_from_swap_cache(&pool, page);
         assert_eq!((pool.swap.used(), pool.pins(page)), (0, 1));
         assert!(!pool.swap.is_used(slot));

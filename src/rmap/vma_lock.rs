@@ -87,6 +87,14 @@ impl VmaLockStats {
             VmaLockOutcome::Miss => self.miss += 1,
         }
     }
+
+    /// Add another set of counters (another fault's, another thread's).
+    pub fn add(&mut self, other: &VmaLockStats) {
+        self.success += other.success;
+        self.abort += other.abort;
+        self.retry += other.retry;
+        self.miss += other.miss;
+    }
 }
 
 /// The lock of the vma starting at `start` in `mm`.

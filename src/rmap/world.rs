@@ -16,7 +16,7 @@ use super::exec::{Binary, Exec};
 use super::family::Family;
 use super::fault::{self, Fault, OutOfPages};
 use super::ids::{FamilyId, MmId, PageId, SpaceId};
-use super::lru::{List, Lru, SWAP_CLUSTER_MAX, Verdict};
+use super::lru::{self, List, Lru, SWAP_CLUSTER_MAX, Walked};
 use super::mm::{Mm, Vma};
 use super::mmap;
 use super::page::{Mapping, PagePool};
@@ -221,18 +221,18 @@ impl World {
         if vma.anon.is_none() && (vma.is_anon() || (write && vma.is_private())) {
             self.anon_vma_prepare(mm, addr);
         }
-        let vma = self.mm(mm).vma(addr).expect("vma still there");
+        let m = self.mms.get(mm.index()).and_then(Option::as_ref);
+        let vma = m.and_then(|m| m.vma(addr)).expect("vma still there");
         let ptes = self.page_tables.table(mm).expect("mm has a page table");
-        let done = loop {
-            match fault::handle_mm_fault(vma, addr, write, ptes, &self.pages, &self.page_cache)? {
+        let (lru, pages, caches) = (&mut self.lru, &self.pages, &self.page_cache);
+        loop {
+            // folio_add_lru of each page the fault allocates.
+            let mut added = |p| lru.add(pages, p);
+            match fault::handle_mm_fault(vma, addr, write, ptes, pages, caches, &mut added)? {
                 Fault::Retry => continue,
-                done => break done,
+                done => return Ok(done),
             }
-        };
-        for page in done.new_pages() {
-            self.lru.add(&self.pages, page);
         }
-        Ok(done)
     }
 
     /// One reclaim pass over the LRU (shrink_lruvec): refill the inactive
@@ -246,43 +246,35 @@ impl World {
     /// contention of its own, so callers pass `|_| false` or simulate some.
     pub fn shrink_lru(&mut self, mut contended: impl FnMut(PageId) -> bool) -> Shrink {
         let mut done = Shrink::default();
+        let before = self.lru.stats.reclaimed;
         if self.lru.pages(&self.pages, List::Inactive).count() < SWAP_CLUSTER_MAX {
-            let batch = self
-                .lru
-                .isolate(&self.pages, List::Active, SWAP_CLUSTER_MAX);
-            done.active = batch.len() as u32;
-            for page in batch {
-                let verdict = match contended(page) {
-                    true => Verdict::Contended,
-                    false if self.page_referenced(page).hits > 0 => Verdict::Referenced,
-                    false => {
-                        self.lru.deactivate(&self.pages, page);
-                        continue;
-                    }
-                };
-                self.lru.putback(&self.pages, page, verdict);
-            }
+            done.active = self.shrink_list(List::Active, &mut contended);
         }
-        let batch = self
-            .lru
-            .isolate(&self.pages, List::Inactive, SWAP_CLUSTER_MAX);
-        done.inactive = batch.len() as u32;
-        for page in batch {
-            let verdict = if contended(page) {
-                Verdict::Contended
-            } else if self.page_referenced(page).hits > 0 {
-                Verdict::Referenced
-            } else {
-                self.reclaim(page);
-                match self.pages.mapping(page) {
-                    None => Verdict::Reclaimed,
-                    Some(_) => Verdict::Old,
-                }
-            };
-            done.reclaimed += u32::from(verdict == Verdict::Reclaimed);
-            self.lru.putback(&self.pages, page, verdict);
-        }
+        done.inactive = self.shrink_list(List::Inactive, &mut contended);
+        done.reclaimed = (self.lru.stats.reclaimed - before) as u32;
         done
+    }
+
+    /// One batch of `from` ([`lru::verdict`] for each page); the pages
+    /// isolated.
+    fn shrink_list(&mut self, from: List, contended: &mut impl FnMut(PageId) -> bool) -> u32 {
+        let batch = self.lru.isolate(&self.pages, from, SWAP_CLUSTER_MAX);
+        let n = batch.len() as u32;
+        for page in batch {
+            let walked = if contended(page) {
+                Walked::Contended
+            } else if self.page_referenced(page).hits > 0 {
+                Walked::Referenced
+            } else {
+                Walked::Old
+            };
+            let v = lru::verdict(from, walked, || {
+                self.reclaim(page);
+                self.pages.mapping(page).is_none()
+            });
+            self.lru.putback_from(&self.pages, page, from, v);
+        }
+        n
     }
 
     /// __anon_vma_prepare for the vma containing `addr`.

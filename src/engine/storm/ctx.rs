@@ -22,8 +22,9 @@ pub struct Ctx<L: RawRwLock> {
 
 impl<L: RawRwLock> Ctx<L> {
     /// Build `model`'s world single-threaded and take it apart into lock
-    /// domains (`L` on the rmap locks, `mmap_lock` on every mm), its kernel
-    /// work costing `costs`, on a machine of `cpus` CPUs.
+    /// domains (`L` on the rmap locks, `mmap_lock` on every mm, faults
+    /// locking what `workload.fault_lock` says), its kernel work costing
+    /// `costs`, on a machine of `cpus` CPUs.
     pub fn build(model: &Model, mmap_lock: LockKind, costs: Costs, cpus: usize) -> Ctx<L> {
         let spec = &model.world;
         let world = World::build_with(spec, capacity(model));
@@ -31,7 +32,8 @@ impl<L: RawRwLock> Ctx<L> {
         let mm_slots = world.mms.max_slots();
         let remote = mm_remote_cpus(&model.workload, cpus);
         Ctx {
-            world: SharedWorld::new(world, mmap_lock, costs, remote),
+            world: SharedWorld::new(world, mmap_lock, costs, remote)
+                .with_fault_lock(model.workload.fault_lock),
             layout: spec.clone(),
             workload: model.workload.clone(),
             memory: Memory::new(model.memory.clone()),

@@ -3,7 +3,9 @@
 //! [`plan`], runs each one's role op over and over, and collects the records.
 
 use super::ctx::Ctx;
+use super::shared::LruBatch;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::metrics::record::Record;
 use crate::model::{MmChoice, Role, RoleSpec, WorkloadSpec};
 use rand::{RngExt, SeedableRng};
@@ -40,29 +42,47 @@ pub struct Worker {
     pub rng: Xoshiro256PlusPlus,
     /// What this worker measured since its engine last collected it.
     pub local: Record,
-    /// This reclaimer's LRU hand (page id), spread so reclaimers scan
-    /// different pages rather than bump one shared counter.
-    pub lru_hand: u32,
+    /// A reclaimer's isolated batch, walked one page per operation (None
+    /// between batches and for other roles).
+    pub lru: Option<LruBatch>,
+    /// When the worker's first operation began (platform ns): the start of
+    /// its per-second figures.
+    epoch_ns: Option<u64>,
 }
 
 impl Worker {
-    /// Worker `index` of the run's [`plan`], sitting at `place`, in a world
-    /// of `page_capacity` pages. Its stream is the run's `seed` mixed with
-    /// its index (a Weyl step by the 64-bit golden ratio, so neighbouring
-    /// indices get unrelated seeds), the same whichever engine runs it.
-    pub fn new(place: Place, index: usize, seed: u64, page_capacity: u32) -> Worker {
+    /// Worker `index` of the run's [`plan`], sitting at `place`. Its stream
+    /// is the run's `seed` mixed with its index (a Weyl step by the 64-bit
+    /// golden ratio, so neighbouring indices get unrelated seeds), the same
+    /// whichever engine runs it. `_page_capacity` is no longer read (reclaim
+    /// scans the LRU, not page ids from a per-worker hand); the engines
+    /// still pass it.
+    pub fn new(place: Place, index: usize, seed: u64, _page_capacity: u32) -> Worker {
         let rng = Xoshiro256PlusPlus::seed_from_u64(
             seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
-        let of = place.of.max(1) as u64;
-        let lru_hand = (u64::from(page_capacity) * place.nth as u64 / of) as u32;
         Worker {
             role: place.role,
             nth: place.nth,
             rng,
             local: Record::default(),
-            lru_hand,
+            lru: None,
+            epoch_ns: None,
         }
+    }
+
+    /// Mark the start of the worker's run (its first operation's).
+    #[inline]
+    pub fn start<P: Platform>(&mut self) {
+        if self.epoch_ns.is_none() {
+            self.epoch_ns = Some(P::now_ns());
+        }
+    }
+
+    /// Whole seconds since the worker's first operation.
+    pub fn second<P: Platform>(&self) -> usize {
+        let since = P::now_ns().saturating_sub(self.epoch_ns.unwrap_or(0));
+        (since / 1_000_000_000) as usize
     }
 
     pub fn spec<'s, L: RawRwLock>(&self, ctx: &'s Ctx<L>) -> &'s RoleSpec {
@@ -106,11 +126,14 @@ mod tests {
                 (Role::Touch, 1, 2)
             ]
         );
-        let hands: Vec<u32> = places[1..]
+        let draws: Vec<u32> = places
             .iter()
             .enumerate()
-            .map(|(i, &p)| Worker::new(p, i + 1, 9, 100).lru_hand)
+            .map(|(i, &p)| Worker::new(p, i, 9, 100).below(1 << 30))
             .collect();
-        assert_eq!(hands, [0, 50], "touchers' hands spread over the pool");
+        assert!(
+            draws[0] != draws[1] && draws[1] != draws[2],
+            "each worker has its own stream: {draws:?}"
+        );
     }
 }

@@ -11,15 +11,18 @@ pub mod reclaim;
 mod touch;
 
 use super::ctx::Ctx;
+use super::shared::Touched;
 use super::worker::Worker;
 use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::Role;
+use crate::rmap::fault::Fault;
 
 /// One operation of `role` by worker `w`.
 #[inline]
 pub fn op<L: RawRwLock>(role: Role, ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
+    w.start::<L::Platform>();
     match role {
         Role::Reclaim => reclaim::op(ctx, w),
         Role::ForkExit => fork_exit::op(ctx, w),
@@ -28,6 +31,20 @@ pub fn op<L: RawRwLock>(role: Role, ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
         Role::Execl => execl::op(ctx, w),
         Role::Monitor => monitor::op(ctx, w),
     }
+}
+
+/// Count what one touch did in the worker's record: swap-ins and
+/// swap-cache hits, its vma_lock events, its lru_lock wait.
+pub fn count_touch(w: &mut Worker, t: &Touched) {
+    if let Fault::SwapIn { cache_hit, .. } = t.fault {
+        if cache_hit {
+            w.local.swap_cache_hits += 1;
+        } else {
+            w.local.swapins += 1;
+        }
+    }
+    w.local.vma_lock.add(&t.vma_lock);
+    w.local.lru_wait_ns += t.lru_wait_ns;
 }
 
 /// The per-vma hook of a walk: the kernel work of one visit (charged: real

@@ -1,8 +1,10 @@
 //! mprotect: change the protection of part of an anon vma and back:
 //! __split_vma (mmap_lock WRITE, then the root anon_vma WRITE to re-key the
-//! AVCs), then vma_merge the halves. With `remap`, first mmap the whole vma
-//! again with MAP_FIXED, discarding its pages: seed 000's loop of
-//! touch / mmap(PROT_NONE, MAP_FIXED) / mprotect, which makes every touch fault.
+//! AVCs), then vma_merge the halves. With `remap`, seed 000's arena loop
+//! instead (Jakub Jelinek's test program): mmap(PROT_NONE, MAP_FIXED) of the
+//! whole vma, discarding its pages (so the next touches fault and prepare a
+//! new anon_vma), then one mprotect(PROT_READ | PROT_WRITE) of that whole
+//! range, which splits nothing: two mmap_lock writes per iteration.
 
 use super::Worker;
 use crate::engine::storm::ctx::Ctx;
@@ -20,14 +22,20 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let Some(user) = ctx.pick_mm(ctx.workload.mm, random) else {
         return OpOutcome::Failed;
     };
-    let remap = ctx.workload.roles[Role::Mprotect].remap.unwrap_or(false);
-    // The syscalls' entries and exits: mprotect(2) for the split and again
-    // for the merge, and mmap(2) first with `remap`.
-    L::Platform::udelay((2 + u64::from(remap)) * ctx.world.costs.syscall);
+    // The syscalls' entries and exits: two each way (mmap and mprotect, or
+    // the split's mprotect and the merge's).
+    L::Platform::udelay(2 * ctx.world.costs.syscall);
     let vma = w.vma_index(ctx);
     let start = l.anon_vma_start(vma);
-    if remap {
-        ctx.world.mmap_anon_fixed(user.mm, start, l.pages_per_vma);
+    if ctx.workload.roles[Role::Mprotect].remap.unwrap_or(false) {
+        let end = start + l.pages_per_vma;
+        let done = ctx.world.mmap_anon_fixed(user.mm, start, l.pages_per_vma)
+            && ctx.world.mprotect(user.mm, start, end);
+        return if done {
+            OpOutcome::Done
+        } else {
+            OpOutcome::Failed
+        };
     }
     let at = start + 1 + w.below(l.pages_per_vma - 1);
     if !ctx.world.split(user.mm, at) {

@@ -5,11 +5,15 @@
 //! when memory is below min). `disk_us` makes every touch a major fault that holds
 //! mmap_lock for read while "waiting on disk" (seed 002's thread A).
 //!
+//! A touch of a reclaimed anon page faults on its swap entry and maps the
+//! page back (a swap-in, or a swap-cache hit when another task's fault read
+//! it in already): what keeps a reclaim storm going.
+//!
 //! A touch fails when memory is exhausted after direct reclaim, when no task
 //! is free to touch, or when the fault finds no vma or no page.
 
-use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
+use super::{Worker, count_touch};
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
@@ -33,7 +37,10 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let addr = page_to_touch(ctx, w);
     let write = w.below(100) < spec.write_pct.unwrap_or(0);
     match ctx.world.touch(user.mm, addr, write, None) {
-        Ok(Some(_)) => OpOutcome::Done,
+        Ok(Some(t)) => {
+            count_touch(w, &t);
+            OpOutcome::Done
+        }
         Ok(None) | Err(_) => OpOutcome::Failed,
     }
 }

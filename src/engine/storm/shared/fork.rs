@@ -1,6 +1,8 @@
 //! fork (kernel/fork.c dup_mmap) under locks: the parent's mmap_lock WRITE,
-//! then the child's, held across [`crate::rmap::compose::dup_mmap`], whose
-//! steps each take the rmap lock they declare.
+//! with every parent vma write-locked when faults use per-VMA locks (6.4+:
+//! [`crate::rmap::vma_lock::fork_vma_locks`]), then the child's, held across
+//! [`crate::rmap::compose::dup_mmap`], whose steps each take the rmap lock
+//! they declare.
 
 use super::SharedWorld;
 use crate::locks::RawRwLock;
@@ -12,15 +14,16 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// anon_vma families and files, COW-sharing every present anon page.
     /// None if every mm slot is live, or `parent` is not a live mm.
     pub fn fork(&self, parent: MmId) -> Option<MmId> {
-        let pslot = self.mm_slot(parent)?;
+        self.mm_slot(parent)?;
         let child = self.alloc_mm()?;
-        let pguard = pslot.write();
+        let pguard = self.mm_write(parent).expect("the parent's slot exists");
         let Some(pmm) = pguard.as_ref() else {
             drop(pguard);
             self.free_mm(child);
             return None;
         };
-        let mut cguard = self.mm_slot(child).expect("slot just grown").write();
+        pguard.vma_start_write(0, self.va_pages);
+        let mut cguard = self.mm_write(child).expect("slot just grown");
         debug_assert!(cguard.is_none(), "{child:?} was handed out while live");
         let ppt = self.page_tables.table(parent).expect("parent page table");
         let cpt = self.page_tables.table(child).expect("child page table");

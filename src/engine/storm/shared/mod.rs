@@ -8,13 +8,19 @@
 //! | a family slot (root anon_vma)| `L`, the kind under study (`anon_vma`)         |
 //! | a file's i_mmap              | `L` (`i_mmap`)                                 |
 //! | an mm slot                   | [`AnyLock`] of the run's mmap_lock kind (`mmap_lock`) |
+//! | an mm's vma cells (`vma_table.rs`) | atomics: anon links set under mmap_lock READ + the mm's page_table_lock (`spin.rs`, not studied); per-VMA locks (6.4+, `fault_lock = "per_vma"`) |
+//! | the LRU lists (`lru.rs`)     | the zone's lru_lock (`spin.rs`, not studied)    |
 //! | mm / family slot allocation  | the tasklist mutex (parking_lot, not studied)  |
 //! | a page vs. a fault           | the page lock (`page_lock.rs`, not studied)     |
-//! | PTEs, pages, page cache      | none: atomics                                  |
+//! | PTEs, pages, page cache, swap | none: atomics                                 |
 //!
 //! Operations hold their mmap_lock(s) across all their steps, as the kernel
 //! does; each step takes its rmap locks (`step_locks.rs`) and drops them before
 //! the next. Walks (`walk.rs`) take one rmap lock for READ and no mmap_lock.
+//! Every mmap_lock WRITE goes through [`MmWrite`] (`mm_write.rs`): at
+//! mmap_write_lock it folds the anon links first faults set under READ into
+//! the mm, and at mmap_write_unlock it brings the mm's vma cells up to date
+//! (and ends the per-VMA write locks the operation took).
 //!
 //! # Concurrency hazards and how each is handled
 //!
@@ -58,36 +64,65 @@
 //!
 //! One acquisition no step declares: a new root anon_vma's family slot is
 //! locked WRITE to publish the family (a stale walker may be reading that
-//! slot; the kernel too locks its new anon_vma in __anon_vma_prepare). And the
-//! first fault of an anon vma, declared under mmap_lock WRITE (the model's
-//! deviation, see [`crate::rmap`]), is reached the way the kernel retries a
-//! fault: drop READ, take WRITE, re-check the vma, prepare, then downgrade to
-//! READ for the fault itself.
+//! slot; the kernel too locks its new anon_vma in __anon_vma_prepare).
+//! The first fault of a vma runs as __anon_vma_prepare does: under
+//! mmap_lock READ, joining a neighbour's anon_vma under its root WRITE or
+//! publishing a new family, then storing the link under the mm's
+//! page_table_lock, where a racing first fault of the same vma finds it
+//! set and keeps it (`fault.rs`).
 
+mod exec;
 mod fault;
 mod fork;
+mod lru;
+mod mm_write;
 mod page_lock;
+mod spin;
 mod step_locks;
 mod unmap;
 mod vma;
+mod vma_table;
 mod walk;
 
+pub use fault::Touched;
+pub use lru::{Isolated, LruBatch};
 pub use walk::WalkOutcome;
 
 use super::costs::Costs;
 use crate::locks::platform::Platform;
 use crate::locks::stats::LockClass;
 use crate::locks::{AnyLock, LockKind, RawRwLock, RwLock};
+use crate::model::FaultLock;
 use crate::rmap::era::Era;
+use crate::rmap::lru::Lru;
 use crate::rmap::pte::PageTables;
 use crate::rmap::slots::{IdAlloc, SlotTable};
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
+use mm_write::MmWrite;
 use page_lock::PageLocks;
+use spin::SpinLock;
 use std::collections::BTreeSet;
+use vma_table::VmaTable;
 
 /// An mm slot: its mmap_lock (of the run's mmap_lock kind, on the rmap
-/// locks' platform) and the mm (None when free).
-type MmSlot<P> = RwLock<AnyLock<P>, Option<Mm>>;
+/// locks' platform) around the mm (None when free), its page_table_lock,
+/// and the cells its faults read beside the mmap_lock.
+struct MmSlot<P: Platform> {
+    mm: RwLock<AnyLock<P>, Option<Mm>>,
+    page_table_lock: SpinLock<P, ()>,
+    vmas: VmaTable<P>,
+}
+
+impl<P: Platform> MmSlot<P> {
+    fn new(kind: LockKind, mm: Option<Mm>, va_pages: u32) -> Self {
+        MmSlot {
+            mm: RwLock::with_raw(AnyLock::of(kind), LockClass::MmapLock, mm),
+            page_table_lock: SpinLock::new(()),
+            vmas: VmaTable::new(va_pages),
+        }
+    }
+}
+
 /// A family slot: its root anon_vma lock and the family (None when free).
 type FamilySlot<L> = RwLock<L, Option<Family>>;
 /// A file: its i_mmap_rwsem and its i_mmap tree.
@@ -114,6 +149,8 @@ pub struct SharedWorld<L: RawRwLock> {
     mm_remote_cpus: u64,
     /// The kind of every mmap_lock (new mm slots get one too).
     mmap_kind: LockKind,
+    /// What faults lock: mmap_lock READ, or the vma's lock first (6.4+).
+    fault_lock: FaultLock,
     mms: SlotTable<MmSlot<L::Platform>>,
     /// PTEs of every mm: atomics.
     page_tables: PageTables,
@@ -124,6 +161,8 @@ pub struct SharedWorld<L: RawRwLock> {
     /// Page caches, index-aligned with `spaces`: atomics.
     page_cache: Box<[PageCache]>,
     pages: PagePool,
+    /// The zone's LRU lists under its lru_lock.
+    lru: SpinLock<L::Platform, Lru>,
     page_locks: PageLocks<L::Platform>,
     tasklist: parking_lot::Mutex<Tasklist>,
     ancestor: MmId,
@@ -132,15 +171,17 @@ pub struct SharedWorld<L: RawRwLock> {
 impl<L: RawRwLock> SharedWorld<L> {
     /// Take a built world apart: one `L` per family slot (the root anon_vma
     /// rwsem) and per address space (i_mmap_rwsem), one [`AnyLock`] of kind
-    /// `mmap_lock` per mm slot, and the tasklist mutex for slot allocation.
-    /// `costs` is what the kernel work of each step costs, and an mm runs
-    /// on `mm_remote_cpus` CPUs besides one that flushes its TLB. Panics if
-    /// the world has no task.
+    /// `mmap_lock` per mm slot, the lru_lock around the world's LRU, and the
+    /// tasklist mutex for slot allocation. `costs` is what the kernel work of
+    /// each step costs, and an mm runs on `mm_remote_cpus` CPUs besides one
+    /// that flushes its TLB. Faults lock mmap_lock (see
+    /// [`with_fault_lock`](Self::with_fault_lock)). Panics if the world has
+    /// no task.
     pub fn new(world: World, mmap_lock: LockKind, costs: Costs, mm_remote_cpus: u64) -> Self {
         let World {
             va_pages,
             era,
-            lru: _,
+            lru,
             capacity,
             mms,
             mm_ids,
@@ -157,6 +198,11 @@ impl<L: RawRwLock> SharedWorld<L> {
             .collect();
         let ancestor = *live.first().expect("a world with at least one task");
         let file_pages: Box<[u32]> = spaces.iter().map(AddressSpace::pages).collect();
+        let mut mms = mms.map(|m| MmSlot::new(mmap_lock, m, va_pages));
+        for id in &live {
+            let slot = mms.get_mut(id.index()).expect("a live mm's slot");
+            slot.vmas.sync(slot.mm.get_mut().as_ref(), false);
+        }
         SharedWorld {
             va_pages,
             era,
@@ -164,7 +210,8 @@ impl<L: RawRwLock> SharedWorld<L> {
             costs,
             mm_remote_cpus,
             mmap_kind: mmap_lock,
-            mms: mms.map(|m| RwLock::with_raw(AnyLock::of(mmap_lock), LockClass::MmapLock, m)),
+            fault_lock: FaultLock::default(),
+            mms,
             page_tables,
             families: families.map(|f| new_family_slot(f)),
             spaces: spaces
@@ -172,6 +219,7 @@ impl<L: RawRwLock> SharedWorld<L> {
                 .into_iter()
                 .map(|s| RwLock::with_raw(<L as RawRwLock>::new(), LockClass::IMmap, s))
                 .collect(),
+            lru: SpinLock::new(lru),
             page_locks: PageLocks::new(pages.capacity(), &file_pages),
             file_pages,
             page_cache,
@@ -185,8 +233,21 @@ impl<L: RawRwLock> SharedWorld<L> {
         }
     }
 
+    /// Faults lock `fault_lock` (`workload.fault_lock`): mmap_lock READ, or
+    /// first the vma's own lock (6.4+).
+    pub fn with_fault_lock(mut self, fault_lock: FaultLock) -> Self {
+        self.fault_lock = fault_lock;
+        self
+    }
+
+    /// Whether faults try per-VMA locks, so writers must write-lock vmas.
+    fn per_vma(&self) -> bool {
+        self.fault_lock == FaultLock::PerVma
+    }
+
     /// Put the world back together (after every thread has joined), e.g. for
-    /// [`World::check`].
+    /// [`World::check`] and [`World::check_lru`]; anon links first faults
+    /// set under mmap_lock READ are folded into their mms.
     pub fn into_world(self) -> World {
         let Tasklist {
             mm_ids, family_ids, ..
@@ -194,10 +255,15 @@ impl<L: RawRwLock> SharedWorld<L> {
         World {
             va_pages: self.va_pages,
             era: self.era,
-            // Nor does it keep LRU lists (it scans the page pool).
-            lru: Default::default(),
+            lru: self.lru.into_inner(),
             capacity: self.capacity,
-            mms: self.mms.map(RwLock::into_inner),
+            mms: self.mms.map(|slot| {
+                let mut mm = slot.mm.into_inner();
+                if let Some(m) = mm.as_mut() {
+                    slot.vmas.fold(m);
+                }
+                mm
+            }),
             mm_ids,
             page_tables: self.page_tables,
             families: self.families.map(RwLock::into_inner),
@@ -218,7 +284,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         self.va_pages
     }
 
-    /// The page pool (the reclaim scan walks it in id order).
+    /// The page pool.
     pub fn pages(&self) -> &PagePool {
         &self.pages
     }
@@ -252,6 +318,11 @@ impl<L: RawRwLock> SharedWorld<L> {
         self.mms.get(mm.index())
     }
 
+    /// mmap_write_lock of `mm` (None if its slot was never grown).
+    fn mm_write(&self, mm: MmId) -> Option<MmWrite<'_, L::Platform>> {
+        Some(MmWrite::lock(self.mm_slot(mm)?, self.per_vma()))
+    }
+
     /// The slot of a family some live object names (its chunk exists).
     fn family_slot(&self, family: FamilyId) -> &FamilySlot<L> {
         self.families
@@ -269,10 +340,9 @@ impl<L: RawRwLock> SharedWorld<L> {
             }
             MmId(t.mm_ids.alloc())
         };
-        let kind = self.mmap_kind;
-        self.mms.get_or_grow(id.index(), || {
-            RwLock::with_raw(AnyLock::of(kind), LockClass::MmapLock, None)
-        });
+        let (kind, va_pages) = (self.mmap_kind, self.va_pages);
+        self.mms
+            .get_or_grow(id.index(), || MmSlot::new(kind, None, va_pages));
         self.page_tables.table_or_grow(id);
         Some(id)
     }

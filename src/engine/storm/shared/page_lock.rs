@@ -40,6 +40,7 @@
 //! the kernel (a fault holds mmap_lock when it locks a page; reclaim takes the
 //! rmap lock with the page locked). Nobody holds two page locks.
 
+use super::spin::spin_until;
 use crate::locks::platform::{AtomicInt, Ordering, Platform};
 use crate::rmap::{PageId, SpaceId};
 
@@ -75,10 +76,6 @@ fn words<P: Platform>(n: u32) -> Box<[P::AtomicU32]> {
     (0..n).map(|_| P::AtomicU32::new(0)).collect()
 }
 
-/// Polls of a held page lock before a waiter yields its CPU where spinners
-/// must (user space; see `locks::spin_wait`).
-const POLLS_BEFORE_YIELD: u32 = 1 << 10;
-
 impl<P: Platform> PageLocks<P> {
     /// Locks for a pool of `pages` pages and files of `file_pages` pages each.
     pub fn new(pages: u32, file_pages: &[u32]) -> Self {
@@ -101,16 +98,8 @@ impl<P: Platform> PageLocks<P> {
     /// where spinners must.
     pub fn lock(&self, key: PageKey) -> PageLock<'_, P> {
         let word = self.word(key);
-        let mut polls = 0u32;
         while word.swap(1, Ordering::Acquire) != 0 {
-            while word.load(Ordering::Relaxed) != 0 {
-                polls = polls.saturating_add(1);
-                if P::SPINNERS_YIELD && polls > POLLS_BEFORE_YIELD {
-                    P::yield_now();
-                } else {
-                    P::spin_hint();
-                }
-            }
+            spin_until::<P>(|| word.load(Ordering::Relaxed) == 0);
         }
         PageLock { word }
     }

@@ -5,11 +5,12 @@
 //!
 //! Every writer step of src/rmap (fork's clone and own halves, an i_mmap
 //! insert, unlink_anon_vmas, unlink_file_vma_batch, split's clone and
-//! commit, merge's commit, __anon_vma_prepare joining a neighbour, mmap of a
-//! file) declares its locks as data; the engine never picks locks by hand, so
+//! commit, merge's commit, __anon_vma_prepare joining a neighbour with its
+//! page_table_lock, mmap of a file) declares its locks as data; the engine never picks locks by hand, so
 //! what runs is what the step functions say the kernel takes.
 
 use super::SharedWorld;
+use super::spin::SpinGuard;
 use crate::engine::storm::costs::Costs;
 use crate::locks::RawRwLock;
 use crate::locks::guard::WriteGuard;
@@ -18,9 +19,12 @@ use crate::rmap::step_locks::{StepParts, TakeStepLocks, Work};
 use crate::rmap::{AddressSpace, Family, FamilyId, LockSet, LockTarget, Mode};
 
 /// The WRITE holds of one step: at most an i_mmap and a family root
-/// (vma_prepare's pair). Fields drop in declaration order: the root first,
-/// then i_mmap, the reverse of acquisition, as vma_complete releases them.
+/// (vma_prepare's pair), or a root and an mm's page_table_lock
+/// (__anon_vma_prepare's). Fields drop in declaration order: the spinlock
+/// first, then the root, then i_mmap, the reverse of acquisition, as
+/// vma_complete releases them.
 pub struct StepLocks<'a, L: RawRwLock> {
+    page_table_lock: Option<SpinGuard<'a, L::Platform, ()>>,
     family: Option<WriteGuard<'a, L, Option<Family>>>,
     space: Option<WriteGuard<'a, L, AddressSpace>>,
     costs: &'a Costs,
@@ -85,6 +89,7 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// Take `set`'s locks in its order (all WRITE: every writer step's set).
     pub(super) fn lock_step(&self, set: LockSet) -> StepLocks<'_, L> {
         let mut held = StepLocks {
+            page_table_lock: None,
             family: None,
             space: None,
             costs: &self.costs,
@@ -94,9 +99,10 @@ impl<L: RawRwLock> SharedWorld<L> {
             match req.target {
                 LockTarget::IMmap(s) => held.space = Some(self.spaces[s.index()].write()),
                 LockTarget::AnonVmaRoot(f) => held.family = Some(self.family_slot(f).write()),
-                // The first fault's page_table_lock: this engine still runs
-                // __anon_vma_prepare under mmap_lock WRITE, which covers it.
-                LockTarget::PageTableLock(_) => {}
+                LockTarget::PageTableLock(mm) => {
+                    let slot = self.mm_slot(mm).expect("a faulting mm's slot");
+                    held.page_table_lock = Some(slot.page_table_lock.lock());
+                }
                 LockTarget::MmapLock(_) | LockTarget::VmaLock(..) | LockTarget::LruLock => {
                     unreachable!("{req}: no step this engine runs declares it")
                 }

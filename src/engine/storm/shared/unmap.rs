@@ -12,10 +12,10 @@ use crate::rmap::{MmId, Vma};
 impl<L: RawRwLock> SharedWorld<L> {
     /// exit_mmap and release of the mm slot; nothing if `mm` is not live.
     pub fn exit(&self, mm: MmId) {
-        let Some(slot) = self.mm_slot(mm) else {
+        let Some(mut guard) = self.mm_write(mm) else {
             return;
         };
-        let mut guard = slot.write();
+        guard.vma_start_write(0, self.va_pages);
         let Some(old) = guard.take() else {
             return;
         };
@@ -33,10 +33,10 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// zaps under the read lock), so faults and /proc readers of the mm run
     /// alongside the zap and the unlinks.
     pub fn munmap(&self, mm: MmId, start: u32, end: u32, downgrade: bool) {
-        let Some(slot) = self.mm_slot(mm) else {
+        let Some(mut guard) = self.mm_write(mm) else {
             return;
         };
-        let mut guard = slot.write();
+        guard.vma_start_write(start, end);
         let Some(m) = guard.as_mut() else {
             return;
         };
@@ -64,10 +64,10 @@ impl<L: RawRwLock> SharedWorld<L> {
             Some(end) if pages > 0 && end <= self.va_pages => end,
             _ => return false,
         };
-        let Some(slot) = self.mm_slot(mm) else {
+        let Some(mut guard) = self.mm_write(mm) else {
             return false;
         };
-        let mut guard = slot.write();
+        guard.vma_start_write(start, end);
         let Some(m) = guard.as_mut() else {
             return false;
         };

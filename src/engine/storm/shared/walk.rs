@@ -74,14 +74,19 @@ impl<L: RawRwLock> SharedWorld<L> {
         })
     }
 
-    /// Reclaim `page` as [`crate::rmap::World::reclaim`] does: try_to_unmap
-    /// under the rmap lock READ (blocking: only folio_referenced took the
-    /// 2022 try_lock option),
-    /// then drop a file page from its page cache if nothing maps it; the page
-    /// is free once the last reference goes. The page lock is taken first
-    /// (trylock: [`WalkOutcome::PageLocked`] if a fault holds it) and held
-    /// throughout (see `page_lock.rs`). `on_vma` runs for every vma
-    /// visited.
+    /// Reclaim `page` as [`crate::rmap::World::reclaim`] does
+    /// (shrink_folio_list): an anon page first goes into the swap cache
+    /// (add_to_swap: a slot, the cache's pin), then try_to_unmap under the
+    /// rmap lock READ (blocking: only folio_referenced took the 2022
+    /// try_lock option) leaves a swap entry for that slot in every PTE it
+    /// clears; once nothing maps it, the page leaves the page cache
+    /// (__remove_mapping) or the swap cache (delete_from_swap_cache, its
+    /// data now in swap only), so it is free once the last reference goes.
+    /// A page still mapped somewhere stays in the swap cache, where faults
+    /// on its entries find it. A full swap device leaves anon PTEs empty,
+    /// as before swap was modelled. The page lock is taken first (trylock:
+    /// [`WalkOutcome::PageLocked`] if a fault holds it) and held throughout
+    /// (see `page_lock.rs`). `on_vma` runs for every vma visited.
     pub fn reclaim(&self, page: PageId, on_vma: &mut impl FnMut()) -> WalkOutcome {
         let Some((_pin, mapping)) = self.pin(page) else {
             return WalkOutcome::Free;
@@ -94,6 +99,18 @@ impl<L: RawRwLock> SharedWorld<L> {
         let Some(_page_lock) = self.page_locks.try_lock(key) else {
             return WalkOutcome::PageLocked;
         };
+        // The swap cache's own hold on the slot (SWAP_HAS_CACHE in the
+        // kernel's swap_map) across the walk and the cache removal: an exit
+        // zapping the last entry written so far must not free the slot (and
+        // drop the cache page) while try_to_unmap still writes entries for
+        // it.
+        let held = match mapping {
+            Mapping::Anon { .. } => match self.hold_swap_slot(page) {
+                Some(held) => held,
+                None => return WalkOutcome::PageLocked,
+            },
+            Mapping::File { .. } => None,
+        };
         let out = self.walk_locked(page, mapping, false, |locked| {
             let result =
                 walk::try_to_unmap(locked, &self.page_tables, &self.pages, page, |_| on_vma());
@@ -103,14 +120,53 @@ impl<L: RawRwLock> SharedWorld<L> {
             L::Platform::udelay(flushes * self.costs.tlb_shootdown(self.mm_remote_cpus));
             result
         });
-        if let Mapping::File { space } = mapping
-            && self.pages.mapcount(page) == 0
-            && self.page_cache[space.index()].remove(index, page)
-        {
-            // The page cache's reference (__remove_mapping).
-            self.pages.unpin(page);
+        if self.pages.mapcount(page) == 0 {
+            match mapping {
+                Mapping::File { space } => {
+                    if self.page_cache[space.index()].remove(index, page) {
+                        // The page cache's reference (__remove_mapping).
+                        self.pages.unpin(page);
+                    }
+                }
+                Mapping::Anon { .. } => self.pages.swap.delete_from_swap_cache(&self.pages, page),
+            }
+        }
+        if let Some(slot) = held {
+            // With no entry left at all (every one zapped meanwhile) the slot
+            // goes now, and with it a cache page still in it.
+            self.pages.swap.put(&self.pages, slot);
         }
         out
+    }
+
+    /// add_to_swap of a pinned, page-locked anon page, with one count taken
+    /// on its slot for the caller ([`SwapSpace::put`] it when done): a new
+    /// slot, or the one it already has. Some(None): the swap device is
+    /// full. None: the page's slot is being freed right now (its last entry
+    /// just went); the page is left for a later pass.
+    ///
+    /// [`SwapSpace::put`]: crate::rmap::swap::SwapSpace::put
+    fn hold_swap_slot(&self, page: PageId) -> Option<Option<u32>> {
+        let swap = &self.pages.swap;
+        let Some(slot) = self.pages.swap_slot(page) else {
+            // A new slot: nobody else knows it yet.
+            let slot = swap.add_to_swap(&self.pages, page);
+            if let Some(s) = slot {
+                swap.dup(s);
+            }
+            return Some(slot);
+        };
+        if !swap.try_dup(slot) {
+            return None;
+        }
+        // Held: the slot cannot be freed now; make sure it is still this
+        // page's (it may have been freed and reused before the hold).
+        if swap.lookup(slot) == Some(page) {
+            Some(Some(slot))
+        } else {
+            swap.put(&self.pages, slot);
+            None
+        }
     }
 
     /// Hold the rmap lock a walk of `page` would take, for WRITE, while `hold`
