@@ -61,6 +61,19 @@ impl<P: Platform> SpinWait<P> {
         }
     }
 
+    /// A busy-wait inside another slow path (the osq a sleeping lock's
+    /// spinner queues in): counts no contended request of its own.
+    #[inline]
+    pub fn nested() -> SpinWait<P> {
+        let now = P::now_ns();
+        SpinWait {
+            polls: 0,
+            start_ns: now,
+            last_ns: now,
+            _platform: PhantomData,
+        }
+    }
+
     /// One iteration of a busy-wait: relax the CPU, or yield it once this
     /// acquisition has polled for long on a platform whose spinners yield.
     #[inline]

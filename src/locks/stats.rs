@@ -64,6 +64,13 @@ events! {
     CriticalPass => "critical_passes",
     /// A downgrade_write.
     Downgrade => "downgrades",
+    /// A writer waited an RCU grace period of its own (percpu-rwsem's
+    /// rcu_sync_enter from IDLE).
+    GracePeriod => "grace_periods",
+    /// A writer's spin on a reader-owned lock timed out and made the lock
+    /// non-spinnable for the writers after it (rwsem.c's lockevent
+    /// rwsem_opt_nospin).
+    NoSpin => "nonspinnable_set",
 }
 
 /// Which lock of the world the current thread is acquiring.
