@@ -1,30 +1,39 @@
-//! Behaviour tests for the sleeping kinds: rwsem-fifo, rwsem, mutex.
+//! Behaviour tests for the sleeping kinds: rwsem-fifo, rwsem-xadd, rwsem,
+//! mutex, percpu-rwsem.
 //!
 //! Each scenario stages its waiters one at a time and confirms each is parked
 //! (the lock's `queued()` count) before starting the next, so queue order is
 //! known on a loaded machine. Grants made by a releaser are checked right after
 //! the release returns: the releaser makes them before it returns, so those
 //! checks do not race. Waits have a generous timeout and fail with a message
-//! instead of hanging. Every behaviour test fails on a lock that lacks the
-//! behaviour (noted per test).
+//! instead of hanging. What the test thread holds is a [`Held`], released
+//! when it is dropped, inside the scope of the actors: a failed assertion
+//! unwinds through the release, the actors parked behind it get in and
+//! leave, and the test fails alone instead of hanging the binary. Every
+//! behaviour test fails on a lock that lacks the behaviour (noted per test).
+
+mod locks_stress;
 
 use rmap_storm::locks::mutex::Mutex;
+use rmap_storm::locks::percpu_rwsem::PercpuRwsem;
 use rmap_storm::locks::rwsem::Rwsem;
 use rmap_storm::locks::rwsem_fifo::RwsemFifo;
+use rmap_storm::locks::rwsem_xadd::RwsemXadd;
 use rmap_storm::locks::stats::{self, Event, LockClass};
-use rmap_storm::locks::{KindInfo, RawRwLock, RwLock};
+use rmap_storm::locks::{KindInfo, RawRwLock};
+use std::collections::BTreeSet;
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Barrier};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// Ends the process if the test is still running after twice PATIENCE. A
-/// failed assertion inside `thread::scope` leaves actors parked on a lock the
-/// failing thread still holds, so the scope would never join: this turns that
-/// hang into a failure (the assertion's message is already printed).
+/// Ends the process if the test is still running after twice PATIENCE: the
+/// last resort against a lock that loses a wake-up of an actor the scope
+/// must join (a failed assertion no longer hangs: see [`Held`]).
 struct Watchdog {
     _cancel: Sender<()>,
 }
@@ -77,6 +86,15 @@ impl Queued for Rwsem {
     }
 }
 
+impl Queued for RwsemXadd {
+    fn queued_now(&self) -> usize {
+        self.queued()
+    }
+    fn readers_now(&self) -> usize {
+        self.readers()
+    }
+}
+
 impl Queued for Mutex {
     fn queued_now(&self) -> usize {
         self.queued()
@@ -91,6 +109,59 @@ enum Op {
     Read,
     Write,
     Critical,
+}
+
+/// A hold of the test's own thread, released when dropped (also while a
+/// failed assertion unwinds), so the actors parked behind it can finish.
+struct Held<'a, L: Queued> {
+    lock: &'a L,
+    /// The mode held; None once released.
+    mode: Option<Op>,
+}
+
+impl<'a, L: Queued> Held<'a, L> {
+    fn read(lock: &'a L) -> Self {
+        lock.lock_shared();
+        Held {
+            lock,
+            mode: Some(Op::Read),
+        }
+    }
+
+    fn write(lock: &'a L) -> Self {
+        lock.lock_exclusive();
+        Held {
+            lock,
+            mode: Some(Op::Write),
+        }
+    }
+
+    /// downgrade_write: the hold becomes a read.
+    fn downgrade(&mut self) {
+        assert_eq!(self.mode, Some(Op::Write), "only a write hold downgrades");
+        // SAFETY: this thread holds the lock for write.
+        unsafe { self.lock.downgrade(()) };
+        self.mode = Some(Op::Read);
+    }
+
+    fn release(mut self) {
+        self.unlock();
+    }
+
+    fn unlock(&mut self) {
+        // SAFETY: this thread took the lock in this mode and releases once.
+        match self.mode.take() {
+            Some(Op::Write) => unsafe { self.lock.unlock_exclusive(()) },
+            Some(Op::Read | Op::Critical) => unsafe { self.lock.unlock_shared(()) },
+            None => {}
+        }
+    }
+}
+
+impl<L: Queued> Drop for Held<'_, L> {
+    fn drop(&mut self) {
+        self.unlock();
+    }
 }
 
 /// A thread that takes the lock with `op`, reports it, and releases when told
@@ -187,106 +258,41 @@ fn stage<'s, L: Queued>(
 
 // ---------------------------------------------------------------- stress
 
-/// Threads mixing every entry point, started together; a checker counts who
-/// is inside. Every 32nd hold yields the CPU inside the critical section, so
-/// holds sometimes outlast the spin budget and waiters park. Bounded by
-/// iterations (tens of ms).
-fn stress<L: RawRwLock + KindInfo>(threads: usize, iters: usize) {
-    let lock = RwLock::<L, u64>::new(0);
-    let writers = AtomicUsize::new(0);
-    let readers = AtomicUsize::new(0);
-    let start = std::sync::Barrier::new(threads);
-    let enter_write = || {
-        assert_eq!(writers.fetch_add(1, Ordering::SeqCst), 0, "two writers");
-        assert_eq!(readers.load(Ordering::SeqCst), 0, "writer with readers");
-    };
-    let enter_read = || {
-        let others = readers.fetch_add(1, Ordering::SeqCst);
-        assert_eq!(writers.load(Ordering::SeqCst), 0, "reader with a writer");
-        assert!(
-            L::SHARED_READERS || others == 0,
-            "two readers in an exclusive kind"
-        );
-    };
-    let hold = |i: usize| {
-        if i.is_multiple_of(32) {
-            std::thread::yield_now();
-        } else {
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
-        }
-    };
-    let writes: u64 = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (lock, writers, readers, start) = (&lock, &writers, &readers, &start);
-                s.spawn(move || {
-                    start.wait();
-                    let mut writes = 0;
-                    for i in 0..iters {
-                        match (t + i) % 5 {
-                            0 | 3 => {
-                                let mut g = lock.write();
-                                enter_write();
-                                *g += 1;
-                                hold(i);
-                                writes += 1;
-                                writers.fetch_sub(1, Ordering::SeqCst);
-                            }
-                            1 | 2 => {
-                                let g = if i % 5 == 1 {
-                                    lock.read()
-                                } else {
-                                    lock.read_critical()
-                                };
-                                enter_read();
-                                std::hint::black_box(*g);
-                                hold(i);
-                                readers.fetch_sub(1, Ordering::SeqCst);
-                            }
-                            _ => {
-                                let mut g = lock.write();
-                                enter_write();
-                                *g += 1;
-                                writes += 1;
-                                readers.fetch_add(1, Ordering::SeqCst);
-                                writers.fetch_sub(1, Ordering::SeqCst);
-                                let g = g.downgrade();
-                                std::hint::black_box(*g);
-                                hold(i);
-                                readers.fetch_sub(1, Ordering::SeqCst);
-                            }
-                        }
-                    }
-                    writes
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).sum()
-    });
-    assert_eq!(lock.into_inner(), writes, "a write was lost");
+fn stress<L: RawRwLock + KindInfo>() {
+    let report = locks_stress::stress::<L>();
+    if let Err(e) = report.check(L::KIND.name()) {
+        panic!("{e}");
+    }
 }
-
-const STRESS_THREADS: usize = 4;
-const STRESS_ITERS: usize = 3_000;
 
 #[test]
 fn rwsem_fifo_mutual_exclusion_stress() {
     let _watchdog = watchdog("rwsem_fifo_mutual_exclusion_stress");
-    stress::<RwsemFifo>(STRESS_THREADS, STRESS_ITERS);
+    stress::<RwsemFifo>();
+}
+
+#[test]
+fn rwsem_xadd_mutual_exclusion_stress() {
+    let _watchdog = watchdog("rwsem_xadd_mutual_exclusion_stress");
+    stress::<RwsemXadd>();
 }
 
 #[test]
 fn rwsem_mutual_exclusion_stress() {
     let _watchdog = watchdog("rwsem_mutual_exclusion_stress");
-    stress::<Rwsem>(STRESS_THREADS, STRESS_ITERS);
+    stress::<Rwsem>();
 }
 
 #[test]
 fn mutex_mutual_exclusion_stress() {
     let _watchdog = watchdog("mutex_mutual_exclusion_stress");
-    stress::<Mutex>(STRESS_THREADS, STRESS_ITERS);
+    stress::<Mutex>();
+}
+
+#[test]
+fn percpu_rwsem_mutual_exclusion_stress() {
+    let _watchdog = watchdog("percpu_rwsem_mutual_exclusion_stress");
+    stress::<PercpuRwsem>();
 }
 
 // ---------------------------------------------------------------- writer-fair readers
@@ -297,16 +303,15 @@ fn mutex_mutual_exclusion_stress() {
 fn new_reader_queues_behind_a_waiting_writer<L: Queued>() {
     let lock = L::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_shared();
     std::thread::scope(|s| {
+        let held = Held::read(&lock);
         let w = stage(s, &lock, Op::Write, true, &log, "W", 1);
         assert!(
             lock.try_lock_shared().is_none(),
             "try_read passed a waiting writer"
         );
         let r = stage(s, &lock, Op::Read, true, &log, "R", 2);
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_shared(()) };
+        held.release();
         w.wait_lock("W");
         assert_eq!(
             lock.queued_now(),
@@ -327,6 +332,12 @@ fn rwsem_fifo_new_reader_queues_behind_a_waiting_writer() {
 }
 
 #[test]
+fn rwsem_xadd_new_reader_queues_behind_a_waiting_writer() {
+    let _watchdog = watchdog("rwsem_xadd_new_reader_queues_behind_a_waiting_writer");
+    new_reader_queues_behind_a_waiting_writer::<RwsemXadd>();
+}
+
+#[test]
 fn rwsem_new_reader_queues_behind_a_waiting_writer() {
     let _watchdog = watchdog("rwsem_new_reader_queues_behind_a_waiting_writer");
     new_reader_queues_behind_a_waiting_writer::<Rwsem>();
@@ -340,9 +351,9 @@ fn rwsem_new_reader_queues_behind_a_waiting_writer() {
 fn release_onto_r_r_w_r<L: Queued>() -> (usize, usize, Vec<&'static str>) {
     let lock = L::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_exclusive();
     let mut granted = (0, 0);
     std::thread::scope(|s| {
+        let held = Held::write(&lock);
         let actors = [
             (Op::Read, "R1"),
             (Op::Read, "R2"),
@@ -353,8 +364,7 @@ fn release_onto_r_r_w_r<L: Queued>() -> (usize, usize, Vec<&'static str>) {
         .enumerate()
         .map(|(i, &(op, name))| stage(s, &lock, op, true, &log, name, i + 1))
         .collect::<Vec<_>>();
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_exclusive(()) };
+        held.release();
         // The release granted before returning; the grantees hold until told.
         granted = (lock.readers_now(), lock.queued_now());
         for a in &actors {
@@ -378,6 +388,17 @@ fn rwsem_fifo_release_wakes_only_the_contiguous_head_readers() {
     assert_eq!(log[2..], ["W", "R3"]);
 }
 
+/// 2015 (rwsem-xadd): the head readers too, "an infinite number of read
+/// locks to the readers at the front of the queue". Fails on a phase-fair
+/// wake.
+#[test]
+fn rwsem_xadd_release_wakes_only_the_contiguous_head_readers() {
+    let _watchdog = watchdog("rwsem_xadd_release_wakes_only_the_contiguous_head_readers");
+    let (readers, queued, log) = release_onto_r_r_w_r::<RwsemXadd>();
+    assert_eq!((readers, queued), (2, 2), "granted readers / still queued");
+    assert_eq!(log[2..], ["W", "R3"]);
+}
+
 /// Today: the first waiter is a reader, so every queued reader (up to 256)
 /// is woken, past the queued writer. Fails on a contiguous-only wake.
 #[test]
@@ -395,14 +416,13 @@ fn rwsem_release_wakes_queued_readers_past_a_queued_writer() {
 fn critical_reader_passes_a_queued_writer<L: Queued>() {
     let lock = L::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_shared();
     std::thread::scope(|s| {
+        let held = Held::read(&lock);
         let w = stage(s, &lock, Op::Write, true, &log, "W", 1);
         let c = spawn(s, &lock, Op::Critical, true, &log, "C");
         c.wait_lock("C (critical)");
         assert_eq!((lock.readers_now(), lock.queued_now()), (2, 1));
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_shared(()) };
+        held.release();
         c.finish();
         w.wait_lock("W");
         w.finish();
@@ -418,6 +438,13 @@ fn rwsem_fifo_read_critical_enters_past_a_queued_writer_while_readers_hold() {
 }
 
 #[test]
+fn rwsem_xadd_read_critical_enters_past_a_queued_writer_while_readers_hold() {
+    let _watchdog =
+        watchdog("rwsem_xadd_read_critical_enters_past_a_queued_writer_while_readers_hold");
+    critical_reader_passes_a_queued_writer::<RwsemXadd>();
+}
+
+#[test]
 fn rwsem_read_critical_enters_past_a_queued_writer_while_readers_hold() {
     let _watchdog = watchdog("rwsem_read_critical_enters_past_a_queued_writer_while_readers_hold");
     critical_reader_passes_a_queued_writer::<Rwsem>();
@@ -428,20 +455,18 @@ fn read_critical_counts_a_critical_pass() {
     let _watchdog = watchdog("read_critical_counts_a_critical_pass");
     let lock = Rwsem::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_shared();
     std::thread::scope(|s| {
+        let held = Held::read(&lock);
         let w = stage(s, &lock, Op::Write, true, &log, "W", 1);
         let _ = stats::take();
         lock.lock_shared_critical();
         let passes = stats::take()
             .class(LockClass::AnonVma)
             .get(Event::CriticalPass);
+        // SAFETY: taken above by this thread.
+        unsafe { lock.unlock_shared(()) };
+        held.release();
         assert_eq!(passes, 1);
-        // SAFETY: both taken above by this thread.
-        unsafe {
-            lock.unlock_shared(());
-            lock.unlock_shared(());
-        }
         w.wait_lock("W");
         w.finish();
     });
@@ -454,20 +479,18 @@ fn read_critical_counts_a_critical_pass() {
 fn downgrade_onto<L: Queued>(queue: &[(Op, &'static str)]) -> (usize, usize) {
     let lock = L::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_exclusive();
     let mut after = (0, 0);
     std::thread::scope(|s| {
+        let mut held = Held::write(&lock);
         let actors: Vec<_> = queue
             .iter()
             .enumerate()
             .map(|(i, &(op, name))| stage(s, &lock, op, true, &log, name, i + 1))
             .collect();
-        // SAFETY: taken above by this thread.
-        unsafe { lock.downgrade(()) };
+        held.downgrade();
         // The grantees hold until released, so these counts are stable.
         after = (lock.readers_now(), lock.queued_now());
-        // SAFETY: the downgraded hold.
-        unsafe { lock.unlock_shared(()) };
+        held.release();
         for a in &actors {
             a.release();
         }
@@ -486,6 +509,18 @@ fn rwsem_downgrade_wakes_readers_only() {
     let (r, w) = ((Op::Read, "R"), (Op::Write, "W"));
     assert_eq!(downgrade_onto::<Rwsem>(&[r, w, (Op::Read, "R2")]), (3, 1));
     assert_eq!(downgrade_onto::<Rwsem>(&[w, r]), (1, 2));
+}
+
+/// 2015: the contiguous head readers, as in 2007.
+#[test]
+fn rwsem_xadd_downgrade_wakes_the_contiguous_head_readers() {
+    let _watchdog = watchdog("rwsem_xadd_downgrade_wakes_the_contiguous_head_readers");
+    let (r, w) = ((Op::Read, "R"), (Op::Write, "W"));
+    assert_eq!(
+        downgrade_onto::<RwsemXadd>(&[r, w, (Op::Read, "R2")]),
+        (2, 2)
+    );
+    assert_eq!(downgrade_onto::<RwsemXadd>(&[w, r]), (1, 2));
 }
 
 /// 2007: the contiguous head readers only.
@@ -508,16 +543,15 @@ fn rwsem_fifo_downgrade_wakes_the_contiguous_head_readers() {
 fn release_then_retake<L: Queued>(age_first: Duration) -> (u64, u64, bool, Duration) {
     let lock = L::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_exclusive();
     let mut out = (0, 0, false, Duration::ZERO);
     std::thread::scope(|s| {
+        let held = Held::write(&lock);
         let born = Instant::now();
         let w = stage(s, &lock, Op::Write, false, &log, "W", 1);
         std::thread::sleep(age_first);
         let _ = stats::take();
         let max_age = born.elapsed();
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_exclusive(()) };
+        held.release();
         let retook = lock.try_lock_exclusive().is_some() || {
             lock.lock_exclusive();
             true
@@ -541,24 +575,23 @@ fn rwsem_after_the_handoff_timeout_no_writer_steals() {
     let _watchdog = watchdog("rwsem_after_the_handoff_timeout_no_writer_steals");
     let lock = Rwsem::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_exclusive();
     std::thread::scope(|s| {
+        let held = Held::write(&lock);
         let w = stage(s, &lock, Op::Write, true, &log, "W", 1);
         // Age the waiter past the 4 ms timeout.
         std::thread::sleep(Duration::from_millis(5));
         let _ = stats::take();
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_exclusive(()) };
-        assert!(
-            lock.try_lock_exclusive().is_none(),
-            "a newcomer stole from a starved waiter"
-        );
-        assert!(
-            lock.write_locked(),
-            "the release should have handed the lock over"
-        );
-        let c = stats::take();
-        assert_eq!(c.class(LockClass::AnonVma).get(Event::Handoff), 1);
+        held.release();
+        let stolen = lock.try_lock_exclusive();
+        let handed_over = lock.write_locked();
+        let handoffs = stats::take().class(LockClass::AnonVma).get(Event::Handoff);
+        if stolen.is_some() {
+            // SAFETY: just taken; released before the assertion below.
+            unsafe { lock.unlock_exclusive(()) };
+        }
+        assert!(stolen.is_none(), "a newcomer stole from a starved waiter");
+        assert!(handed_over, "the release should have handed the lock over");
+        assert_eq!(handoffs, 1);
         w.wait_lock("W");
         w.finish();
     });
@@ -592,6 +625,12 @@ fn rwsem_writers_steal_before_the_handoff_timeout() {
 }
 
 #[test]
+fn rwsem_xadd_writers_steal_from_a_woken_waiter() {
+    let _watchdog = watchdog("rwsem_xadd_writers_steal_from_a_woken_waiter");
+    writers_steal_before_handoff::<RwsemXadd>();
+}
+
+#[test]
 fn mutex_lockers_steal_from_a_woken_waiter() {
     let _watchdog = watchdog("mutex_lockers_steal_from_a_woken_waiter");
     writers_steal_before_handoff::<Mutex>();
@@ -617,16 +656,15 @@ fn mutex_wakes_sleepers_in_fifo_order() {
     let _watchdog = watchdog("mutex_wakes_sleepers_in_fifo_order");
     let lock = Mutex::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_exclusive();
     std::thread::scope(|s| {
+        let held = Held::write(&lock);
         let names = ["W1", "W2", "W3", "W4"];
         let actors: Vec<_> = names
             .iter()
             .enumerate()
             .map(|(i, &n)| stage(s, &lock, Op::Write, false, &log, n, i + 1))
             .collect();
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_exclusive(()) };
+        held.release();
         for a in actors {
             a.finish();
         }
@@ -640,13 +678,146 @@ fn mutex_reads_exclude_each_other() {
     let _watchdog = watchdog("mutex_reads_exclude_each_other");
     let lock = Mutex::new();
     let log = std::sync::Mutex::new(Vec::new());
-    lock.lock_shared();
-    assert!(lock.try_lock_shared().is_none());
     std::thread::scope(|s| {
+        let held = Held::read(&lock);
+        assert!(lock.try_lock_shared().is_none());
         let r = stage(s, &lock, Op::Read, false, &log, "R", 1);
-        // SAFETY: taken above by this thread.
-        unsafe { lock.unlock_shared(()) };
+        held.release();
         r.finish();
     });
     assert_eq!(*log.lock().unwrap(), ["R"]);
+}
+
+// ---------------------------------------------------------------- percpu-rwsem
+
+#[test]
+fn percpu_readers_on_different_threads_use_different_slots() {
+    const READERS: usize = 4;
+    let lock = Arc::new(<PercpuRwsem>::new());
+    let all_in = Arc::new(Barrier::new(READERS + 1));
+    let done = Arc::new(Barrier::new(READERS + 1));
+    let threads: Vec<_> = (0..READERS)
+        .map(|_| {
+            let (l, all_in, done) = (Arc::clone(&lock), Arc::clone(&all_in), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let token = l.lock_shared();
+                all_in.wait();
+                done.wait();
+                // SAFETY: granted above.
+                unsafe { l.unlock_shared(token) };
+            })
+        })
+        .collect();
+    all_in.wait();
+    // All four hold at once, each counted in its own slot and nowhere else.
+    let state = lock.state();
+    let busy: BTreeSet<usize> = (0..rmap_storm::locks::percpu_rwsem::SLOTS)
+        .filter(|&i| lock.readers_in_slot(i) != 0)
+        .collect();
+    done.wait();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // Threads are numbered in first-use order and this test binary starts
+    // far fewer than SLOTS percpu readers, so four threads get four slots.
+    assert_eq!(busy.len(), READERS, "slots {busy:?}");
+    assert_eq!(state.readers, READERS);
+    assert_eq!(state.busy_slots, READERS);
+}
+
+/// A writer sets `block` and sleeps until the reader inside leaves; a new
+/// reader cannot get in meanwhile. Fails on a writer that does not wait
+/// for readers or does not block new ones.
+#[test]
+fn percpu_writer_blocks_new_readers_and_waits_for_old_ones() {
+    let _watchdog = watchdog("percpu_writer_blocks_new_readers_and_waits_for_old_ones");
+    let lock = Arc::new(<PercpuRwsem>::new());
+    let entered = Arc::new(AtomicBool::new(false));
+    let held = lock.lock_shared();
+    let (l, e) = (Arc::clone(&lock), Arc::clone(&entered));
+    let writer = std::thread::spawn(move || {
+        l.lock_exclusive();
+        e.store(true, Ordering::SeqCst);
+        // SAFETY: granted just above (the token is `()`).
+        unsafe { l.unlock_exclusive(()) };
+    });
+    wait_until("the writer drains readers", || lock.writer_draining());
+    let l = Arc::clone(&lock);
+    let tried = std::thread::spawn(move || match l.try_lock_shared() {
+        Some(t) => {
+            // SAFETY: granted just above.
+            unsafe { l.unlock_shared(t) };
+            true
+        }
+        None => false,
+    })
+    .join()
+    .unwrap();
+    let (blocked, entered_early, readers) = (
+        lock.state().blocked,
+        entered.load(Ordering::SeqCst),
+        lock.state().readers,
+    );
+    // SAFETY: our read token, released once (before the assertions).
+    unsafe { lock.unlock_shared(held) };
+    writer.join().unwrap();
+    assert!(
+        blocked && !tried,
+        "a new reader got in past a draining writer"
+    );
+    assert!(!entered_early, "the writer did not wait for our read");
+    assert_eq!(readers, 1, "the failed reader took its count back");
+    assert!(entered.load(Ordering::SeqCst));
+}
+
+/// A reader that finds `block` set sleeps in the FIFO and is let in by the
+/// writer's release. Fails on a reader that spins or enters.
+#[test]
+fn percpu_readers_sleep_behind_the_writer() {
+    let _watchdog = watchdog("percpu_readers_sleep_behind_the_writer");
+    let lock = Arc::new(<PercpuRwsem>::new());
+    let entered = Arc::new(AtomicBool::new(false));
+    lock.lock_exclusive();
+    let (l, e) = (Arc::clone(&lock), Arc::clone(&entered));
+    let reader = std::thread::spawn(move || {
+        let _ = stats::take();
+        let t = l.lock_shared();
+        e.store(true, Ordering::SeqCst);
+        // SAFETY: granted just above.
+        unsafe { l.unlock_shared(t) };
+        let s = stats::take();
+        let c = s.class(LockClass::AnonVma);
+        (c.get(Event::ContendedRead), c.get(Event::Sleep))
+    });
+    wait_until("the reader sleeps behind the writer", || lock.queued() == 1);
+    let (entered_early, readers) = (entered.load(Ordering::SeqCst), lock.state().readers);
+    // SAFETY: our write hold (token `()`), released once.
+    unsafe { lock.unlock_exclusive(()) };
+    let (contended, sleeps) = reader.join().unwrap();
+    assert!(!entered_early, "the reader got in past the writer");
+    assert_eq!(readers, 0, "the blocked reader took its count back");
+    assert_eq!(
+        (contended, sleeps),
+        (1, 1),
+        "(slow paths, sleeps) of the reader"
+    );
+    assert!(entered.load(Ordering::SeqCst));
+}
+
+/// A writer's down_write right after another's up_write (within a grace
+/// period) waits no grace period; readers stay off their fast path.
+#[test]
+fn percpu_the_first_writer_waits_a_grace_period_and_the_next_does_not() {
+    let lock = <PercpuRwsem>::new();
+    let _ = stats::take();
+    lock.lock_exclusive();
+    // SAFETY: granted just above.
+    unsafe { lock.unlock_exclusive(()) };
+    lock.lock_exclusive();
+    // SAFETY: granted just above.
+    unsafe { lock.unlock_exclusive(()) };
+    let gps = stats::take()
+        .class(LockClass::AnonVma)
+        .get(Event::GracePeriod);
+    assert_eq!(gps, 1, "grace periods waited by two writers in a row");
 }

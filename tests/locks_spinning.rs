@@ -1,24 +1,24 @@
-//! Behaviour of the spinning kinds (spinlock, qspinlock, rwlock, qrwlock,
-//! percpu-rwsem) through their public API: mutual exclusion under stress, who
-//! gets in past a waiting writer, arrival order, and percpu slots.
+//! Behaviour of the spinning kinds (tas, spinlock, qspinlock, rwlock,
+//! qrwlock) through their public API: mutual exclusion under stress, who
+//! gets in past a waiting writer, and arrival order.
 //!
 //! The ordering tests are deterministic: each waiter is confirmed queued or
 //! spinning through the lock's own state before the next step, never by
 //! sleeping.
 #![cfg(not(shuttle))]
 
-use rmap_storm::locks::percpu_rwsem::PercpuRwsem;
+mod locks_stress;
+
 use rmap_storm::locks::qrwlock::Qrwlock;
 use rmap_storm::locks::qspinlock::McsSpinlock;
-use rmap_storm::locks::read_hold::ReadHold;
 use rmap_storm::locks::rwlock::RwlockT;
 use rmap_storm::locks::spinlock::TicketSpinlock;
 use rmap_storm::locks::stats::{self, Event, LockClass};
+use rmap_storm::locks::tas::TasSpinlock;
 use rmap_storm::locks::{KindInfo, RawRwLock};
-use rmap_storm::torture::check::{Occupancy, Seen};
-use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::channel;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -35,119 +35,16 @@ fn wait_until(what: &str, cond: impl Fn() -> bool) {
 // ---------------------------------------------------------------------------
 // Mutual exclusion under stress
 
-/// Hold long enough for others to pile up behind (a few hundred ns).
-fn linger() {
-    for _ in 0..50 {
-        std::hint::spin_loop();
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Role {
-    /// lock_exclusive and try_lock_exclusive in turn.
-    Writer,
-    /// lock_exclusive, then downgrade and hold as a reader.
-    Downgrader,
-    /// lock_shared, try_lock_shared and lock_shared_critical in turn.
-    Reader,
-}
-
-fn read_hold<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
-    let entered = occ.enter_read(L::SHARED_READERS);
-    assert_eq!(entered, Seen::Ok, "a reader entered beside a holder");
-    stay_and_unlock_shared(lock, occ, token);
-}
-
-/// A counted reader lingers, checks again, and releases.
-fn stay_and_unlock_shared<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, token: L::ReadToken) {
-    linger();
-    let left = occ.exit_read(L::SHARED_READERS);
-    assert_eq!(left, Seen::Ok, "a holder entered beside a reader");
-    // SAFETY: the token came from `lock` and is released once.
-    unsafe { lock.unlock_shared(token) };
-}
-
-fn write_hold<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, token: L::WriteToken) {
-    assert_eq!(occ.enter_write(), Seen::Ok, "a writer entered while held");
-    linger();
-    assert_eq!(
-        occ.exit_write(),
-        Seen::Ok,
-        "someone entered beside a writer"
-    );
-    // SAFETY: as above.
-    unsafe { lock.unlock_exclusive(token) };
-}
-
-fn act<L: RawRwLock + KindInfo>(lock: &L, occ: &Occupancy, role: Role, i: usize) {
-    match (role, i % 3) {
-        (Role::Writer, 0) => {
-            if let Some(t) = lock.try_lock_exclusive() {
-                write_hold(lock, occ, t)
-            }
-        }
-        (Role::Writer, _) => write_hold(lock, occ, lock.lock_exclusive()),
-        (Role::Downgrader, _) => {
-            let t = lock.lock_exclusive();
-            assert_eq!(occ.enter_write(), Seen::Ok, "a writer entered while held");
-            linger();
-            assert_eq!(
-                occ.write_to_read(),
-                Seen::Ok,
-                "someone entered beside a writer"
-            );
-            // SAFETY: the token came from `lock`.
-            let t = unsafe { lock.downgrade(t) };
-            let seen = occ.check_read(L::SHARED_READERS);
-            assert_eq!(seen, Seen::Ok, "a downgraded holder met a writer");
-            stay_and_unlock_shared(lock, occ, t);
-        }
-        (Role::Reader, 0) => read_hold(lock, occ, lock.lock_shared()),
-        (Role::Reader, 1) => {
-            if let Some(t) = lock.try_lock_shared() {
-                read_hold(lock, occ, t)
-            }
-        }
-        (Role::Reader, _) => read_hold(lock, occ, lock.lock_shared_critical()),
-    }
-}
-
-/// Four threads (a writer, a downgrader, two readers) on one lock for about
-/// 30 ms, each at least MIN_OPS operations; any overlap the kind forbids
-/// panics inside a thread and fails the join.
 fn stress<L: RawRwLock + KindInfo>() {
-    // Enough rounds for every pair of roles to meet many times even when the
-    // machine runs the threads one after another.
-    const MIN_OPS: usize = 300;
-    let lock = Arc::new(L::new());
-    let occ = Arc::new(Occupancy::default());
-    let deadline = Instant::now() + Duration::from_millis(30);
-    let roles = [Role::Writer, Role::Downgrader, Role::Reader, Role::Reader];
-    let threads: Vec<_> = roles
-        .into_iter()
-        .map(|role| {
-            let (lock, occ) = (Arc::clone(&lock), Arc::clone(&occ));
-            thread::spawn(move || {
-                let mut i = 0;
-                // Readers stop at the deadline, so a writer that rwlock_t
-                // starves still finishes its rounds afterwards.
-                while i < MIN_OPS || Instant::now() < deadline {
-                    act(&*lock, &occ, role, i);
-                    i += 1;
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().expect("a stress thread saw a forbidden overlap");
+    let report = locks_stress::stress::<L>();
+    if let Err(e) = report.check(L::KIND.name()) {
+        panic!("{e}");
     }
-    // Everyone left: a writer entering now finds nobody inside.
-    assert_eq!(occ.enter_write().and(occ.exit_write()), Seen::Ok);
-    let t = lock
-        .try_lock_exclusive()
-        .expect("lock free after the stress");
-    // SAFETY: just granted.
-    unsafe { lock.unlock_exclusive(t) };
+}
+
+#[test]
+fn tas_excludes_under_stress() {
+    stress::<TasSpinlock>();
 }
 
 #[test]
@@ -170,68 +67,104 @@ fn qrwlock_excludes_writers_under_stress() {
     stress::<Qrwlock>();
 }
 
-#[test]
-fn percpu_rwsem_excludes_writers_under_stress() {
-    stress::<PercpuRwsem>();
-}
-
 // ---------------------------------------------------------------------------
 // Arrival order of the spinlocks
 
-/// Hold the lock, stage four waiters one at a time (each confirmed queued by
-/// `queue_mark` changing before the next starts; odd ones ask to read), then
-/// release: they must get in in the order they arrived. Each waiter also
-/// reports one contended acquisition through the stats.
-fn serves_in_arrival_order<L: RawRwLock + KindInfo>(queue_mark: fn(&L) -> usize) {
-    const WAITERS: usize = 4;
+/// Hold the lock and stage `WAITERS` waiters one at a time (each confirmed
+/// queued by `queue_mark` changing before the next starts; odd ones ask to
+/// read), then let them in one at a time: each reports when it has the lock
+/// and holds it until told to go. Exactly the next waiter in arrival order
+/// must be the one inside, for every waiter, in each of `ROUNDS` rounds.
+/// Returns what went wrong, after every waiter that got in has left.
+fn serves_in_arrival_order<L: RawRwLock + KindInfo>(
+    queue_mark: fn(&L) -> usize,
+) -> Result<(), String> {
+    const WAITERS: usize = 8;
+    const ROUNDS: usize = 3;
     let lock = Arc::new(L::new());
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let holder = lock.lock_exclusive();
-    let mut mark = queue_mark(&lock);
-    let mut threads = Vec::new();
-    for i in 0..WAITERS {
-        let (l, order) = (Arc::clone(&lock), Arc::clone(&order));
-        threads.push(thread::spawn(move || {
-            let _ = stats::take();
-            if i % 2 == 1 {
-                let t = l.lock_shared();
-                order.lock().unwrap().push(i);
-                // SAFETY: granted just above.
-                unsafe { l.unlock_shared(t) };
-            } else {
-                let t = l.lock_exclusive();
-                order.lock().unwrap().push(i);
-                // SAFETY: granted just above.
-                unsafe { l.unlock_exclusive(t) };
+    for round in 0..ROUNDS {
+        let holder = lock.lock_exclusive();
+        let (entered_tx, entered) = channel::<usize>();
+        let mut go = Vec::new();
+        let mut mark = queue_mark(&lock);
+        for i in 0..WAITERS {
+            let (l, entered_tx) = (Arc::clone(&lock), entered_tx.clone());
+            let (go_tx, go_rx) = channel::<()>();
+            go.push(go_tx);
+            thread::spawn(move || {
+                let _ = stats::take();
+                let read = i % 2 == 1;
+                let token = if read {
+                    Ok(l.lock_shared())
+                } else {
+                    Err(l.lock_exclusive())
+                };
+                let contended = {
+                    let s = stats::take();
+                    let c = s.class(LockClass::AnonVma);
+                    c.get(Event::ContendedRead) + c.get(Event::ContendedWrite)
+                };
+                let _ = entered_tx.send(if contended == 1 { i } else { usize::MAX });
+                let _ = go_rx.recv();
+                // SAFETY: granted just above, released once in its mode.
+                unsafe {
+                    match token {
+                        Ok(t) => l.unlock_shared(t),
+                        Err(t) => l.unlock_exclusive(t),
+                    }
+                }
+            });
+            let before = mark;
+            wait_until(&format!("waiter {i} is queued"), || {
+                queue_mark(&lock) != before
+            });
+            mark = queue_mark(&lock);
+        }
+        // SAFETY: the holder's token, released once.
+        unsafe { lock.unlock_exclusive(holder) };
+        for (next, this) in go.iter().enumerate() {
+            let got = entered
+                .recv_timeout(Duration::from_secs(10))
+                .map_err(|_| format!("round {round}: waiter {next} never got the lock"))?;
+            // Nobody else may get in while it holds.
+            let also = entered.recv_timeout(Duration::from_millis(2)).ok();
+            let _ = this.send(());
+            if got != next || also.is_some() {
+                // Let everyone still queued through before reporting.
+                for g in &go {
+                    let _ = g.send(());
+                }
+                return Err(format!(
+                    "round {round}: waiter {got} got the lock when {next} was next (also inside: {also:?}; {} marks a waiter that was not contended once)",
+                    usize::MAX
+                ));
             }
-            let s = stats::take();
-            let c = s.class(LockClass::AnonVma);
-            c.get(Event::ContendedRead) + c.get(Event::ContendedWrite)
-        }));
-        let before = mark;
-        wait_until(&format!("waiter {i} is queued"), || {
-            queue_mark(&lock) != before
-        });
-        mark = queue_mark(&lock);
+        }
     }
-    // SAFETY: the holder's token, released once.
-    unsafe { lock.unlock_exclusive(holder) };
-    for t in threads {
-        assert_eq!(t.join().unwrap(), 1, "each waiter was contended once");
-    }
-    assert_eq!(*order.lock().unwrap(), (0..WAITERS).collect::<Vec<_>>());
+    Ok(())
 }
 
 #[test]
 fn ticket_spinlock_serves_in_arrival_order() {
     // Each arrival takes the next ticket: the tail moves.
-    serves_in_arrival_order::<TicketSpinlock>(|l| usize::from(l.state().tail));
+    serves_in_arrival_order::<TicketSpinlock>(|l| usize::from(l.state().tail)).unwrap();
 }
 
 #[test]
 fn qspinlock_serves_in_arrival_order() {
     // Each arrival becomes the queue's tail node.
-    serves_in_arrival_order::<McsSpinlock>(|l| l.state().tail);
+    serves_in_arrival_order::<McsSpinlock>(|l| l.state().tail).unwrap();
+}
+
+/// The control: tas grants in any order, and the same check says so.
+#[test]
+fn tas_fails_the_arrival_order_check() {
+    // Each arrival's failed decrement takes one more off the word.
+    let r = serves_in_arrival_order::<TasSpinlock>(|l| l.failed_attempts() as usize);
+    assert!(
+        r.is_err(),
+        "tas served eight waiters in arrival order three times"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -320,105 +253,4 @@ fn qrwlock_queues_a_new_reader_behind_a_waiting_writer() {
         writer_first,
         "a new reader must queue behind a waiting writer"
     );
-}
-
-// ---------------------------------------------------------------------------
-// percpu-rwsem
-
-#[test]
-fn percpu_readers_on_different_threads_use_different_slots() {
-    const READERS: usize = 4;
-    let lock = Arc::new(<PercpuRwsem>::new());
-    let all_in = Arc::new(Barrier::new(READERS + 1));
-    let done = Arc::new(Barrier::new(READERS + 1));
-    let threads: Vec<_> = (0..READERS)
-        .map(|_| {
-            let (l, all_in, done) = (Arc::clone(&lock), Arc::clone(&all_in), Arc::clone(&done));
-            thread::spawn(move || {
-                let token = l.lock_shared();
-                let ReadHold::Shared(slot) = token else {
-                    panic!("a plain read is a shared hold")
-                };
-                all_in.wait();
-                done.wait();
-                // SAFETY: granted above.
-                unsafe { l.unlock_shared(token) };
-                slot
-            })
-        })
-        .collect();
-    all_in.wait();
-    // All four hold at once, each counted in its own slot and nowhere else.
-    let state = lock.state();
-    done.wait();
-    let slots: BTreeSet<usize> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-    // Threads are numbered in first-use order and this test binary starts
-    // far fewer than SLOTS percpu readers, so four threads get four slots.
-    assert_eq!(slots.len(), READERS, "slots {slots:?}");
-    assert_eq!(state.readers, READERS);
-    assert_eq!(state.busy_slots, READERS);
-}
-
-#[test]
-fn percpu_writer_blocks_new_readers_and_waits_for_old_ones() {
-    let lock = Arc::new(<PercpuRwsem>::new());
-    let entered = Arc::new(AtomicBool::new(false));
-    let held = lock.lock_shared();
-    let (l, e) = (Arc::clone(&lock), Arc::clone(&entered));
-    let writer = thread::spawn(move || {
-        l.lock_exclusive();
-        e.store(true, Ordering::SeqCst);
-        // SAFETY: granted just above (the token is `()`).
-        unsafe { l.unlock_exclusive(()) };
-    });
-    wait_until("the writer blocks readers", || lock.state().blocked);
-    let l = Arc::clone(&lock);
-    let tried = thread::spawn(move || l.try_lock_shared().is_some())
-        .join()
-        .unwrap();
-    assert!(!tried, "a new reader got in past a draining writer");
-    assert!(
-        !entered.load(Ordering::SeqCst),
-        "the writer did not wait for our read"
-    );
-    assert_eq!(
-        lock.state().readers,
-        1,
-        "the failed reader took its count back"
-    );
-    // SAFETY: our read token, released once.
-    unsafe { lock.unlock_shared(held) };
-    writer.join().unwrap();
-    assert!(entered.load(Ordering::SeqCst));
-}
-
-#[test]
-fn percpu_readers_see_the_writer_and_wait_in_the_queue() {
-    let lock = Arc::new(<PercpuRwsem>::new());
-    let entered = Arc::new(AtomicBool::new(false));
-    lock.lock_exclusive();
-    let (l, e) = (Arc::clone(&lock), Arc::clone(&entered));
-    let reader = thread::spawn(move || {
-        let _ = stats::take();
-        let t = l.lock_shared();
-        e.store(true, Ordering::SeqCst);
-        // SAFETY: granted just above.
-        unsafe { l.unlock_shared(t) };
-        stats::take()
-            .class(LockClass::AnonVma)
-            .get(Event::ContendedRead)
-    });
-    wait_until("the reader queues behind the writer", || {
-        lock.wait_queue().state().tail != 0
-    });
-    assert!(!entered.load(Ordering::SeqCst));
-    assert_eq!(
-        lock.state().readers,
-        0,
-        "the blocked reader took its count back"
-    );
-    // SAFETY: our write hold (token `()`), released once.
-    unsafe { lock.unlock_exclusive(()) };
-    assert_eq!(reader.join().unwrap(), 1, "the reader took the slow path");
-    assert!(entered.load(Ordering::SeqCst));
 }

@@ -23,8 +23,8 @@ pub struct Args {
     pub model: Option<PathBuf>,
     /// The lock under test: on every anon_vma root and i_mmap (or on the
     /// mmap_lock when the model's workload.lock_target = "mmap_lock").
-    /// Kinds: spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, rwsem, mutex,
-    /// percpu-rwsem [default: the cargo feature's kind, rwsem]
+    /// Kinds: tas, spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, rwsem-xadd,
+    /// rwsem, mutex, percpu-rwsem [default: the cargo feature's kind, rwsem]
     #[arg(long, value_name = "KIND")]
     pub lock: Option<String>,
     /// The mmap_lock's kind when it is not the lock under test

@@ -13,8 +13,9 @@ use std::time::Duration;
 /// acquisition that no writer shares the lock with anyone.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Lock kind: spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, rwsem, mutex
-    /// or percpu-rwsem [default: the build's lock-* feature, rwsem unless changed]
+    /// Lock kind: tas, spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo,
+    /// rwsem-xadd, rwsem, mutex or percpu-rwsem
+    /// [default: the build's lock-* feature, rwsem unless changed]
     #[arg(long, value_name = "KIND")]
     pub lock: Option<String>,
     /// Reader threads (down_read)

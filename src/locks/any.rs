@@ -115,12 +115,15 @@ mod tests {
             assert!(l.try_lock_exclusive().is_none(), "{kind}");
             // SAFETY: r came from l.
             unsafe { l.unlock_shared(r) };
-            let w = l.try_lock_exclusive().expect("free lock");
+            // Not a trylock: percpu-rwsem's first write waits a grace period.
+            let w = l.lock_exclusive();
             assert!(l.try_lock_shared().is_none(), "{kind}");
             // SAFETY: w came from l.
             let r = unsafe { l.downgrade(w) };
             // SAFETY: r came from l.
             unsafe { l.unlock_shared(r) };
+            // A trylock now: percpu-rwsem's readers are still off their
+            // fast path within a grace period of the last writer.
             assert!(
                 l.try_lock_exclusive().is_some(),
                 "{kind}: free after release"

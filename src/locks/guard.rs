@@ -4,12 +4,14 @@
 //! Only guards call the raw unlocks, so a token cannot be released twice or by
 //! the wrong mode. The guards also do the instrumentation every kind shares,
 //! once: each acquisition and each release first tags the current thread's
-//! lock class ([`stats::set_class`]: release paths count events too, wake
-//! batches and handoffs, and those must land in the class of the lock being
-//! released, not in whichever class the thread tagged last); acquisitions are
-//! counted by mode, failed tries and downgrades as such; and after each
-//! release the waits the kind noted are put in their histograms
-//! ([`stats::flush_waits`]), outside the critical section.
+//! lock class ([`stats::set_class`], one thread-local store: release paths
+//! count events too, wake batches and handoffs, and those must land in the
+//! class of the lock being released, not in whichever class the thread
+//! tagged last); failed tries are counted as they fail; and after each
+//! release, outside the critical section, the acquisition it ended is
+//! counted by mode (a downgraded hold as the write it was, plus a downgrade)
+//! and the grants the kind noted are recorded ([`stats::released`]). So
+//! nothing is counted between a grant and its release.
 
 use super::RawRwLock;
 use super::stats::{self, Event, LockClass};
@@ -58,38 +60,29 @@ impl<L: RawRwLock, T> RwLock<L, T> {
     /// down_read.
     #[inline]
     pub fn read(&self) -> ReadGuard<'_, L, T> {
-        let token = self.acquired(Mode::Read, |raw| raw.lock_shared());
-        ReadGuard {
-            lock: self,
-            token: Some(token),
-        }
+        let token = self.acquired(|raw| raw.lock_shared());
+        ReadGuard::new(self, token, false)
     }
 
     /// down_read_trylock: None if the lock is not free for a reader now.
     #[inline]
     pub fn try_read(&self) -> Option<ReadGuard<'_, L, T>> {
-        let token = self.tried(Mode::Read, |raw| raw.try_lock_shared())?;
-        Some(ReadGuard {
-            lock: self,
-            token: Some(token),
-        })
+        let token = self.tried(|raw| raw.try_lock_shared())?;
+        Some(ReadGuard::new(self, token, false))
     }
 
     /// down_read_critical (seed 002): may pass queued writers while only
     /// readers hold it.
     #[inline]
     pub fn read_critical(&self) -> ReadGuard<'_, L, T> {
-        let token = self.acquired(Mode::Read, |raw| raw.lock_shared_critical());
-        ReadGuard {
-            lock: self,
-            token: Some(token),
-        }
+        let token = self.acquired(|raw| raw.lock_shared_critical());
+        ReadGuard::new(self, token, false)
     }
 
     /// down_write.
     #[inline]
     pub fn write(&self) -> WriteGuard<'_, L, T> {
-        let token = self.acquired(Mode::Write, |raw| raw.lock_exclusive());
+        let token = self.acquired(|raw| raw.lock_exclusive());
         WriteGuard {
             lock: self,
             token: Some(token),
@@ -99,7 +92,7 @@ impl<L: RawRwLock, T> RwLock<L, T> {
     /// down_write_trylock.
     #[inline]
     pub fn try_write(&self) -> Option<WriteGuard<'_, L, T>> {
-        let token = self.tried(Mode::Write, |raw| raw.try_lock_exclusive())?;
+        let token = self.tried(|raw| raw.try_lock_exclusive())?;
         Some(WriteGuard {
             lock: self,
             token: Some(token),
@@ -114,33 +107,32 @@ impl<L: RawRwLock, T> RwLock<L, T> {
         self.data.into_inner()
     }
 
+    /// Tag the class, then acquire (counted at the release).
     #[inline]
-    fn acquired<K>(&self, mode: Mode, lock: impl FnOnce(&L) -> K) -> K {
+    fn acquired<K>(&self, lock: impl FnOnce(&L) -> K) -> K {
         stats::set_class(self.class);
-        let token = lock(&self.raw);
-        stats::count(Event::acquired(mode), 1);
-        token
+        lock(&self.raw)
     }
 
+    /// Tag the class, then try; a failure is counted now, a success at the
+    /// release.
     #[inline]
-    fn tried<K>(&self, mode: Mode, try_lock: impl FnOnce(&L) -> Option<K>) -> Option<K> {
+    fn tried<K>(&self, try_lock: impl FnOnce(&L) -> Option<K>) -> Option<K> {
         stats::set_class(self.class);
         let token = try_lock(&self.raw);
-        let ev = if token.is_some() {
-            Event::acquired(mode)
-        } else {
-            Event::TryFail
-        };
-        stats::count(ev, 1);
+        if token.is_none() {
+            stats::count(Event::TryFail, 1);
+        }
         token
     }
 
-    /// Tag the class for a release, run it, then record the noted waits.
+    /// Tag the class for a release, run it, then count the acquisition of
+    /// `mode` it ended and record the noted grants.
     #[inline]
-    fn released(&self, unlock: impl FnOnce(&L)) {
+    fn released(&self, mode: Mode, unlock: impl FnOnce(&L)) {
         stats::set_class(self.class);
         unlock(&self.raw);
-        stats::flush_waits();
+        stats::released(Event::acquired(mode));
     }
 }
 
@@ -149,6 +141,19 @@ pub struct ReadGuard<'a, L: RawRwLock, T> {
     lock: &'a RwLock<L, T>,
     /// Some until drop takes it.
     token: Option<L::ReadToken>,
+    /// It began as a write hold and was downgraded: counted as that write
+    /// acquisition and a downgrade at the release.
+    downgraded: bool,
+}
+
+impl<'a, L: RawRwLock, T> ReadGuard<'a, L, T> {
+    fn new(lock: &'a RwLock<L, T>, token: L::ReadToken, downgraded: bool) -> Self {
+        ReadGuard {
+            lock,
+            token: Some(token),
+            downgraded,
+        }
+    }
 }
 
 /// An exclusive hold; releases on drop.
@@ -164,13 +169,9 @@ impl<'a, L: RawRwLock, T> WriteGuard<'a, L, T> {
         let token = self.token.take().expect("write token present until drop");
         let lock = self.lock;
         stats::set_class(lock.class);
-        stats::count(Event::Downgrade, 1);
         // SAFETY: the token came from `lock` and is consumed here; drop sees None.
         let token = unsafe { lock.raw.downgrade(token) };
-        ReadGuard {
-            lock,
-            token: Some(token),
-        }
+        ReadGuard::new(lock, token, true)
     }
 }
 
@@ -205,9 +206,17 @@ impl<L: RawRwLock, T> Drop for ReadGuard<'_, L, T> {
     #[inline]
     fn drop(&mut self) {
         if let Some(token) = self.token.take() {
+            let mode = if self.downgraded {
+                Mode::Write
+            } else {
+                Mode::Read
+            };
             // SAFETY: the token came from this lock and is released once.
             self.lock
-                .released(|raw| unsafe { raw.unlock_shared(token) });
+                .released(mode, |raw| unsafe { raw.unlock_shared(token) });
+            if self.downgraded {
+                stats::count(Event::Downgrade, 1);
+            }
         }
     }
 }
@@ -218,7 +227,7 @@ impl<L: RawRwLock, T> Drop for WriteGuard<'_, L, T> {
         if let Some(token) = self.token.take() {
             // SAFETY: the token came from this lock and is released once.
             self.lock
-                .released(|raw| unsafe { raw.unlock_exclusive(token) });
+                .released(Mode::Write, |raw| unsafe { raw.unlock_exclusive(token) });
         }
     }
 }

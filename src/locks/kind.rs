@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
 pub enum LockKind {
+    /// Test-and-set spinlock (2.6.2x, x86 until 2.6.24): unfair, every waiter retries its RMW.
+    Tas,
     /// Ticket spinlock (2.6.25-4.1): FIFO, every waiter spins on the shared word.
     Spinlock,
     /// MCS queue spinlock: each waiter spins on its own cache-padded node.
@@ -23,6 +25,8 @@ pub enum LockKind {
     Qrwlock,
     /// The 2007 rw_semaphore (lib/rwsem.c): sleeping, strict FIFO.
     RwsemFifo,
+    /// The v3.16-v5.2 rw_semaphore (rwsem-xadd.c): stealing, spinning on writer owners only, no handoff.
+    RwsemXadd,
     /// Today's rw_semaphore (kernel/locking/rwsem.c): stealing, spinning, handoff.
     Rwsem,
     /// Sleeping mutex with optimistic spinning.
@@ -33,12 +37,14 @@ pub enum LockKind {
 
 impl LockKind {
     /// Every kind, in the order tables and plots list them.
-    pub const ALL: [LockKind; 8] = [
+    pub const ALL: [LockKind; 10] = [
+        LockKind::Tas,
         LockKind::Spinlock,
         LockKind::Qspinlock,
         LockKind::Rwlock,
         LockKind::Qrwlock,
         LockKind::RwsemFifo,
+        LockKind::RwsemXadd,
         LockKind::Rwsem,
         LockKind::Mutex,
         LockKind::PercpuRwsem,
@@ -47,11 +53,13 @@ impl LockKind {
     /// The CLI name (`rwsem-fifo`).
     pub fn name(self) -> &'static str {
         match self {
+            LockKind::Tas => "tas",
             LockKind::Spinlock => "spinlock",
             LockKind::Qspinlock => "qspinlock",
             LockKind::Rwlock => "rwlock",
             LockKind::Qrwlock => "qrwlock",
             LockKind::RwsemFifo => "rwsem-fifo",
+            LockKind::RwsemXadd => "rwsem-xadd",
             LockKind::Rwsem => "rwsem",
             LockKind::Mutex => "mutex",
             LockKind::PercpuRwsem => "percpu-rwsem",
@@ -69,12 +77,14 @@ impl LockKind {
     /// The default kind, chosen at build time by the `lock-*` cargo features.
     ///
     /// Precedence when several features are on (they are additive): the first of
-    /// spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, mutex, percpu-rwsem that is
-    /// enabled wins; `lock-rwsem` (the default feature) is taken only when none of
-    /// the others is on. So `--features lock-spinlock` selects the spinlock even
-    /// with default features left on.
+    /// tas, spinlock, qspinlock, rwlock, qrwlock, rwsem-fifo, rwsem-xadd, mutex,
+    /// percpu-rwsem that is enabled wins; `lock-rwsem` (the default feature) is
+    /// taken only when none of the others is on. So `--features lock-spinlock`
+    /// selects the spinlock even with default features left on.
     pub const fn default_kind() -> LockKind {
-        if cfg!(feature = "lock-spinlock") {
+        if cfg!(feature = "lock-tas") {
+            LockKind::Tas
+        } else if cfg!(feature = "lock-spinlock") {
             LockKind::Spinlock
         } else if cfg!(feature = "lock-qspinlock") {
             LockKind::Qspinlock
@@ -84,6 +94,8 @@ impl LockKind {
             LockKind::Qrwlock
         } else if cfg!(feature = "lock-rwsem-fifo") {
             LockKind::RwsemFifo
+        } else if cfg!(feature = "lock-rwsem-xadd") {
+            LockKind::RwsemXadd
         } else if cfg!(feature = "lock-mutex") {
             LockKind::Mutex
         } else if cfg!(feature = "lock-percpu-rwsem") {
@@ -116,11 +128,13 @@ impl LockKind {
 macro_rules! for_each_lock_kind {
     ($m:ident, $p:ident) => {
         $m! {
+            Tas => $crate::locks::tas::TasSpinlock<$p>,
             Spinlock => $crate::locks::spinlock::TicketSpinlock<$p>,
             Qspinlock => $crate::locks::qspinlock::McsSpinlock<$p>,
             Rwlock => $crate::locks::rwlock::RwlockT<$p>,
             Qrwlock => $crate::locks::qrwlock::Qrwlock<$p>,
             RwsemFifo => $crate::locks::rwsem_fifo::RwsemFifo<$p>,
+            RwsemXadd => $crate::locks::rwsem_xadd::RwsemXadd<$p>,
             Rwsem => $crate::locks::rwsem::Rwsem<$p>,
             Mutex => $crate::locks::mutex::Mutex<$p>,
             PercpuRwsem => $crate::locks::percpu_rwsem::PercpuRwsem<$p>,

@@ -18,14 +18,18 @@ pub mod platform;
 pub mod qrwlock;
 pub mod qspinlock;
 pub mod raw;
+pub mod rcu_sync;
 pub mod read_hold;
+pub mod rw_semaphore;
 pub mod rwlock;
 pub mod rwsem;
 pub mod rwsem_fifo;
+pub mod rwsem_xadd;
 pub mod spin_wait;
 pub mod spinlock;
 pub mod stats;
 pub mod stealing;
+pub mod tas;
 pub mod waitq;
 
 pub use any::AnyLock;

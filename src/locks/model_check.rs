@@ -29,6 +29,10 @@
 //! scheduling is the one that finds the injected lost wake-ups listed below;
 //! PCT adds depth-bounded coverage.
 //!
+//! Each check runs in a child process, so a kind that crashes (a wild
+//! pointer from a node used after its owner left) fails its test instead of
+//! the whole run (see [`check`]).
+//!
 //! Negative controls, run by hand (each made the named tests fail): a 2007
 //! rwsem whose writer may enter while readers hold (mutual exclusion, all
 //! sizes); the waiters-bit race (docs/kernel.md), a writer that sets WAITERS and parks on a free
@@ -104,10 +108,60 @@ pub fn op_mix(threads: usize, iters: usize) -> Plan {
         .collect()
 }
 
+/// Set in the child process a check runs in (see [`check`]).
+const CHILD: &str = "RMAP_STORM_SHUTTLE_CHILD";
+
 /// Model-check kind `L` running `plan` (2-4 threads is the useful range)
-/// over `schedules` random then `schedules` PCT schedules. Panics (fails the
-/// test) on the first violating schedule, printing it for replay.
+/// over `schedules` random then `schedules` PCT schedules. Fails the test on
+/// the first violating schedule, printing it for replay.
+///
+/// The check runs in a child process (this test binary, re-run for this one
+/// test), because a broken kind can do worse than fail an assertion: a
+/// qspinlock that hands its queue over too early lets a node on a returned
+/// stack be written, and the SIGSEGV used to end the whole shuttle run. The
+/// parent turns any failure of the child, a signal included, into this
+/// test's failure with the child's last output.
 pub fn check<L: RawRwLock + KindInfo>(schedules: usize, plan: Plan) {
+    if std::env::var_os(CHILD).is_some() {
+        return check_here::<L>(schedules, plan);
+    }
+    let test = std::thread::current()
+        .name()
+        .expect("libtest names each test's thread after the test")
+        .to_owned();
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([
+            test.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .expect("starting the shuttle check's child process");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ran = stdout.contains("test result: ok. 1 passed");
+    if out.status.success() && ran {
+        return;
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let how = match out.status.signal() {
+        Some(sig) => format!("killed by signal {sig}"),
+        None if !ran && out.status.success() => "no test of that name ran".to_owned(),
+        None => format!("{}", out.status),
+    };
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = all.lines().collect();
+    let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+    panic!(
+        "{test}: the shuttle check failed in its child process ({how}); its last output:\n{tail}"
+    );
+}
+
+/// [`check`] in this process.
+fn check_here<L: RawRwLock + KindInfo>(schedules: usize, plan: Plan) {
     let mut config = Config::new();
     config.max_steps = MaxSteps::FailAfter(MAX_STEPS);
     // The only warning is about lazy statics (the parking model's queue and

@@ -3,10 +3,12 @@
 //!
 //! Behaviour modelled, each from mutex.c:
 //! - Fast path: one CAS from an idle word (`__mutex_trylock_fast`).
-//! - Optimistic spinning (`mutex_optimistic_spin`): a locker spins while the
-//!   owner holds, at most [`WRITER_SPIN_NS`](super::stealing::WRITER_SPIN_NS) (user space cannot see
-//!   the kernel's `owner->on_cpu` or `need_resched()`), taking the mutex the
-//!   moment it is free and not reserved, ahead of any sleeper (a steal).
+//! - Optimistic spinning (`mutex_optimistic_spin`, behind the osq since
+//!   v3.15): one locker at a time spins while the owner holds, at most
+//!   [`WRITER_SPIN_NS`](super::stealing::WRITER_SPIN_NS) (the model's stand-in
+//!   for the kernel's `owner->on_cpu` and `need_resched()`), the others
+//!   waiting in the osq, each on its own node; it takes the mutex the moment
+//!   it is free and not reserved, ahead of any sleeper (a steal).
 //! - Then it sleeps in a FIFO; an unlock wakes the first sleeper, which must
 //!   still take the mutex itself and may find it stolen.
 //! - Handoff: a woken first waiter that fails to get the mutex sets
@@ -26,6 +28,7 @@ use super::platform::{AtomicInt, Native, Ordering, Platform};
 use super::raw::KindInfo;
 use super::stats::{self, Event};
 use super::stealing::{Core, Policy, WRITER_LOCKED};
+use super::waitq::ReaderBatch;
 use super::{LockKind, RawRwLock};
 use crate::mode::Mode;
 
@@ -36,12 +39,18 @@ pub fn should_set_handoff(lost_after_wake: u32) -> bool {
     lost_after_wake >= 1
 }
 
-/// The mutex's starvation policy: lost races, not age.
+/// The mutex's policy: starved by lost races, not age.
 pub struct MutexPolicy;
 
 impl Policy for MutexPolicy {
     fn starved(_waited_ns: u64, lost: u32) -> bool {
         should_set_handoff(lost)
+    }
+    /// Never consulted: a mutex has no reader owners.
+    const SPIN_ON_READERS: bool = false;
+    /// Never consulted: a mutex queues no readers.
+    fn reader_batch() -> ReaderBatch {
+        ReaderBatch::contiguous()
     }
 }
 

@@ -33,7 +33,7 @@
 //! exactly `WAITING`, so a writer never holds alongside a reader.
 
 use super::platform::{AtomicInt, Native, Ordering, Platform};
-use super::qspinlock::{Hold, McsSpinlock};
+use super::qspinlock::McsSpinlock;
 use super::raw::KindInfo;
 use super::read_hold::ReadHold;
 use super::spin_wait::SpinWait;
@@ -130,7 +130,7 @@ impl<P: Platform> Qrwlock<P> {
         // waiting writer while we queue.
         self.cnts.fetch_sub(READER, Ordering::Relaxed);
         // Step 2: queue FIFO behind every earlier slow-path reader and writer.
-        self.wait_lock.acquire(&mut wait, Hold::Plain);
+        self.wait_lock.acquire(&mut wait);
         // Step 3: count ourselves in again and wait only for a holding writer.
         let mut cnts = self.cnts.fetch_add(READER, Ordering::Acquire);
         while !queued_reader_may_enter(cnts) {
@@ -138,7 +138,7 @@ impl<P: Platform> Qrwlock<P> {
             cnts = self.cnts.load(Ordering::Acquire);
         }
         // Step 4: let the next queued waiter go; a reader joins us at once.
-        self.wait_lock.release(Hold::Plain);
+        self.wait_lock.release();
         wait.granted();
     }
 
@@ -147,7 +147,7 @@ impl<P: Platform> Qrwlock<P> {
     fn lock_exclusive_slow(&self) {
         let mut wait = SpinWait::<P>::begin(Mode::Write);
         // Step 1: queue FIFO behind every earlier slow-path reader and writer.
-        self.wait_lock.acquire(&mut wait, Hold::Plain);
+        self.wait_lock.acquire(&mut wait);
         // Step 2: take it directly if nobody holds it.
         if !(writer_may_enter(self.cnts.load(Ordering::Relaxed)) && self.write_attempt()) {
             // Step 3: announce ourselves: from now on arriving readers queue.
@@ -168,7 +168,7 @@ impl<P: Platform> Qrwlock<P> {
             }
         }
         // Step 5: holding the lock, let the queue move on.
-        self.wait_lock.release(Hold::Plain);
+        self.wait_lock.release();
         wait.granted();
     }
 }

@@ -15,16 +15,12 @@
 //!
 //! # State word (usize)
 //! ```text
-//!  63                                   2      1       0
-//! +--------------------------------------+---------+--------+
-//! | tail: address of the last queued node| FLAGGED | LOCKED |
-//! +--------------------------------------+---------+--------+
+//!  63                                            1       0
+//! +-----------------------------------------------+--------+
+//! | tail: address of the last queued node         | LOCKED |
+//! +-----------------------------------------------+--------+
 //! ```
 //! - `LOCKED`: someone holds the lock (the kernel's locked byte).
-//! - `FLAGGED`: the holder asked for [`Hold::Flagged`]: a one-bit note in the
-//!   same word for the lock built on this one (percpu-rwsem's `block`), so
-//!   taking the lock and raising the note is one atomic. The spinlock itself
-//!   holds [`Hold::Plain`] and never sets it.
 //! - `tail`: the last waiter's node (0: nobody queued). Nodes are cache-line
 //!   aligned, so the low bits are free.
 //!
@@ -32,8 +28,6 @@
 //! - the fast path and trylock take the lock only from word 0 (no holder, no
 //!   queue), so a queued waiter is never overtaken: FIFO by enqueue order;
 //! - while the tail is non-zero only the queue head sets `LOCKED`;
-//! - `FLAGGED` is set only together with `LOCKED` and cleared at that hold's
-//!   release;
 //! - other threads touch a node only between its owner's enqueue and its
 //!   handoff (or its removal of itself as tail), all inside the owner's slow
 //!   path, so the node may live on the owner's stack.
@@ -47,37 +41,13 @@ use crossbeam_utils::CachePadded;
 
 /// Someone holds the lock.
 const LOCKED: usize = 1;
-/// The holder's note for the lock built on this one.
-const FLAGGED: usize = 1 << 1;
-/// The holder's bits.
-const HELD: usize = LOCKED | FLAGGED;
 /// The tail bits: a node address.
-const TAIL: usize = !HELD;
-
-/// What a grant sets in the word, and so what its release clears.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hold {
-    /// `LOCKED` alone: the spinlock, qrwlock's wait_lock.
-    Plain,
-    /// `LOCKED | FLAGGED`: percpu-rwsem's writer, which blocks readers.
-    Flagged,
-}
-
-impl Hold {
-    fn bits(self) -> usize {
-        match self {
-            Hold::Plain => LOCKED,
-            Hold::Flagged => HELD,
-        }
-    }
-}
+const TAIL: usize = !LOCKED;
 
 /// The lock word, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct McsState {
     pub locked: bool,
-    /// The holder took it as [`Hold::Flagged`].
-    pub flagged: bool,
     /// The last queued waiter's node address, 0 when nobody queues. Opaque:
     /// compare it, never dereference it.
     pub tail: usize,
@@ -87,7 +57,6 @@ impl McsState {
     pub fn from_word(word: usize) -> McsState {
         McsState {
             locked: word & LOCKED != 0,
-            flagged: word & FLAGGED != 0,
             tail: word & TAIL,
         }
     }
@@ -100,10 +69,10 @@ pub fn may_take_directly(word: usize) -> bool {
 }
 
 /// The word after the node at `node` has become the tail (xchg_tail): the
-/// holder's bits are kept.
+/// holder's bit is kept.
 pub fn with_tail(word: usize, node: usize) -> usize {
-    debug_assert_eq!(node & HELD, 0, "node addresses are cache-line aligned");
-    (word & HELD) | node
+    debug_assert_eq!(node & LOCKED, 0, "node addresses are cache-line aligned");
+    (word & LOCKED) | node
 }
 
 /// The queue head may claim the lock once the holder has released it.
@@ -152,45 +121,35 @@ impl<P: Platform> McsSpinlock<P> {
         McsState::from_word(self.word.load(Ordering::Relaxed))
     }
 
-    /// Whether the holder took it [`Hold::Flagged`]. SeqCst, like every
-    /// grant, so a reader that counted itself in elsewhere and then sees no
-    /// flag cannot have been missed by a flagged holder's later reads.
-    #[inline]
-    pub(crate) fn is_flagged(&self) -> bool {
-        self.word.load(Ordering::SeqCst) & FLAGGED != 0
-    }
-
     /// One CAS from an idle word: the fast path and trylock.
-    // Grants are SeqCst rather than Acquire for percpu-rwsem's Dekker pairing
-    // (see is_flagged); on x86 it is the same LOCK CMPXCHG.
     #[inline]
-    pub(crate) fn try_take(&self, hold: Hold) -> bool {
+    pub(crate) fn try_take(&self) -> bool {
         self.word
-            .compare_exchange(0, hold.bits(), Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
     /// Take the lock for another lock's internal use (qrwlock's wait_lock,
-    /// percpu-rwsem's queue): counts nothing itself, its polls go to the
+    /// the sleeping locks' osq): counts nothing itself, its polls go to the
     /// caller's `wait`.
     #[inline]
-    pub(crate) fn acquire(&self, wait: &mut SpinWait<P>, hold: Hold) {
-        if !self.try_take(hold) {
-            self.lock_queued(wait, hold);
+    pub(crate) fn acquire(&self, wait: &mut SpinWait<P>) {
+        if !self.try_take() {
+            self.lock_queued(wait);
         }
     }
 
-    /// queued_spin_unlock: clear the hold's bits, leaving the queue to its head.
+    /// queued_spin_unlock: clear LOCKED, leaving the queue to its head.
     #[inline]
-    pub(crate) fn release(&self, hold: Hold) {
-        self.word.fetch_sub(hold.bits(), Ordering::Release);
+    pub(crate) fn release(&self) {
+        self.word.fetch_sub(LOCKED, Ordering::Release);
     }
 
     /// spin_lock: preemption off, then the lock.
     #[inline]
     fn lock(&self, mode: Mode) {
         P::preempt_disable();
-        if !self.try_take(Hold::Plain) {
+        if !self.try_take() {
             self.lock_slow(mode);
         }
     }
@@ -198,13 +157,13 @@ impl<P: Platform> McsSpinlock<P> {
     #[cold]
     fn lock_slow(&self, mode: Mode) {
         let mut wait = SpinWait::<P>::begin(mode);
-        self.lock_queued(&mut wait, Hold::Plain);
+        self.lock_queued(&mut wait);
         wait.granted();
     }
 
     /// queued_spin_lock_slowpath without the pending bit.
     #[cold]
-    fn lock_queued(&self, wait: &mut SpinWait<P>, hold: Hold) {
+    fn lock_queued(&self, wait: &mut SpinWait<P>) {
         // Step 1: a node on this stack frame (the kernel's per-CPU qnode).
         let node = CachePadded::new(Node::<P> {
             next: P::AtomicUsize::new(0),
@@ -212,7 +171,7 @@ impl<P: Platform> McsSpinlock<P> {
         });
         let me = &*node as *const Node<P> as usize;
         // Step 2: one more try before queueing, as the kernel does.
-        if self.try_take(hold) {
+        if self.try_take() {
             return;
         }
         // Step 3: become the tail; whoever was tail before is our predecessor.
@@ -237,18 +196,18 @@ impl<P: Platform> McsSpinlock<P> {
             word = self.word.load(Ordering::Acquire);
         }
         // Step 6: claim. Alone, one CAS takes the lock and empties the queue;
-        // it fails only if someone enqueued meanwhile (nobody else sets the
-        // holder's bits while the tail is non-zero).
+        // it fails only if someone enqueued meanwhile (nobody else sets
+        // LOCKED while the tail is non-zero).
         while claim(word, me) == Claim::Alone {
             match self
                 .word
-                .compare_exchange(word, hold.bits(), Ordering::SeqCst, Ordering::Relaxed)
+                .compare_exchange(word, LOCKED, Ordering::Acquire, Ordering::Relaxed)
             {
                 Ok(_) => return,
                 Err(now) => word = now,
             }
         }
-        self.word.fetch_or(hold.bits(), Ordering::SeqCst);
+        self.word.fetch_or(LOCKED, Ordering::Acquire);
         // Step 7: hand the head to the next node once it has linked itself.
         let next = loop {
             let next = node.next.load(Ordering::Acquire);
@@ -287,8 +246,7 @@ impl<P: Platform> McsSpinlock<P> {
     #[inline]
     fn try_lock(&self) -> Option<()> {
         P::preempt_disable();
-        let taken =
-            may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take(Hold::Plain);
+        let taken = may_take_directly(self.word.load(Ordering::Relaxed)) && self.try_take();
         if !taken {
             P::preempt_enable();
         }
@@ -298,7 +256,7 @@ impl<P: Platform> McsSpinlock<P> {
     /// spin_unlock: release, then preemption back on.
     #[inline]
     fn unlock(&self) {
-        self.release(Hold::Plain);
+        self.release();
         P::preempt_enable();
     }
 }
@@ -382,13 +340,11 @@ mod tests {
     #[test]
     fn enqueue_keeps_the_holder_and_replaces_the_tail() {
         assert_eq!(with_tail(LOCKED | A, B), LOCKED | B);
-        assert_eq!(with_tail(HELD | A, B), HELD | B);
         assert_eq!(with_tail(A, B), B);
         assert_eq!(
-            McsState::from_word(HELD | B),
+            McsState::from_word(LOCKED | B),
             McsState {
                 locked: true,
-                flagged: true,
                 tail: B
             }
         );
@@ -397,7 +353,6 @@ mod tests {
     #[test]
     fn head_claims_after_release_alone_or_ahead_of_others() {
         assert!(!head_may_claim(LOCKED | A));
-        assert!(!head_may_claim(HELD | A));
         assert!(head_may_claim(A));
         assert_eq!(claim(A, A), Claim::Alone);
         assert_eq!(claim(B, A), Claim::AheadOfOthers);
@@ -407,7 +362,10 @@ mod tests {
     fn nodes_are_cache_padded_apart() {
         // The claim each waiter polls its own line rests on this.
         assert!(std::mem::align_of::<CachePadded<Node<Native>>>() >= 64);
-        assert_eq!(std::mem::align_of::<CachePadded<Node<Native>>>() & HELD, 0);
+        assert_eq!(
+            std::mem::align_of::<CachePadded<Node<Native>>>() & LOCKED,
+            0
+        );
     }
 
     #[test]

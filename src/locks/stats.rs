@@ -1,13 +1,15 @@
 //! Lock instrumentation: per-thread counters cheap enough to leave on.
 //!
-//! Every kind reports through [`count`] and [`note_wait`]; nothing here is
-//! shared between threads while a run is going, so counting costs a
-//! thread-local add and no cache-line traffic (the object of study is the
-//! lock's own line). The guard layer ([`super::guard`]) tags which lock class
-//! the current thread is acquiring ([`set_class`]: anon_vma root, i_mmap,
-//! mmap_lock), counts acquisitions by mode, and after each release records
-//! the waits noted meanwhile, so no histogram insert happens inside a
-//! critical section. Engines drain each thread's figures with [`take`].
+//! Every kind reports through [`count`], [`note_wait`] and [`note_grant`];
+//! nothing here is shared between threads while a run is going, so counting
+//! costs a thread-local add and no cache-line traffic (the object of study is
+//! the lock's own line). The guard layer ([`super::guard`]) tags which lock
+//! class the current thread is acquiring ([`set_class`]: anon_vma root,
+//! i_mmap, mmap_lock: one thread-local store) and, after each release
+//! ([`released`]), counts the acquisition by mode and records the grants
+//! noted meanwhile, so neither a count nor a histogram insert of a granted
+//! acquisition happens inside its critical section. Engines drain each
+//! thread's figures with [`take`].
 //!
 //! "Thread" is the execution context: a real thread by default, or, while an
 //! engine that multiplexes simulated threads on one OS thread runs one of
@@ -64,6 +66,13 @@ events! {
     CriticalPass => "critical_passes",
     /// A downgrade_write.
     Downgrade => "downgrades",
+    /// A writer waited an RCU grace period of its own (percpu-rwsem's
+    /// rcu_sync_enter from IDLE).
+    GracePeriod => "grace_periods",
+    /// A writer's spin on a reader-owned lock timed out and made the lock
+    /// non-spinnable for the writers after it (rwsem.c's lockevent
+    /// rwsem_opt_nospin).
+    NoSpin => "nonspinnable_set",
 }
 
 /// Which lock of the world the current thread is acquiring.
@@ -144,25 +153,40 @@ impl LockStats {
     }
 }
 
+/// A slow-path grant not yet recorded.
+#[derive(Clone, Copy, Debug)]
+struct Grant {
+    class: usize,
+    /// Busy-wait polls it took (counted as [`Event::Spin`]).
+    spins: u64,
+    /// Nanoseconds from the slow path's start to the grant.
+    wait_ns: u64,
+}
+
 /// What one thread accumulates: its figures, the class it is acquiring, and
-/// the waits noted since its last release.
+/// the grants noted since its last release.
 #[derive(Debug, Default)]
 pub struct ThreadStats {
     class: usize,
     stats: LockStats,
-    /// (class, ns) of slow-path waits not yet in a histogram.
-    pending: Vec<(usize, u64)>,
+    pending: Vec<Grant>,
 }
 
 impl ThreadStats {
-    /// Record the pending waits and hand over everything, leaving zeroes.
+    /// Record the pending grants and hand over everything, leaving zeroes.
     pub fn take(&mut self) -> LockStats {
         self.flush_waits();
         std::mem::take(&mut self.stats)
     }
 
     fn flush_waits(&mut self) {
-        for (class, ns) in self.pending.drain(..) {
+        for Grant {
+            class,
+            spins,
+            wait_ns: ns,
+        } in self.pending.drain(..)
+        {
+            self.stats.classes[class].counts[Event::Spin as usize] += spins;
             let h = &mut self.stats.classes[class].wait_ns;
             // `record` grows the auto-resizing histogram; `saturating_record`
             // alone would clamp every wait to its initial range (about 2 us).
@@ -178,6 +202,10 @@ thread_local! {
     static OWN: RefCell<ThreadStats> = RefCell::new(ThreadStats::default());
     /// The simulated thread's stats while [`installed`] runs it; null otherwise.
     static INSTALLED: Cell<*mut ThreadStats> = const { Cell::new(std::ptr::null_mut()) };
+    /// The OS thread's own class tag, apart from `OWN` (whose lazy
+    /// initialisation and borrow flag cost more), so tagging is one store;
+    /// copied into `OWN` on each use.
+    static OWN_CLASS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Run `f` on the current execution context's stats.
@@ -185,7 +213,11 @@ thread_local! {
 fn with<R>(f: impl FnOnce(&mut ThreadStats) -> R) -> R {
     let installed = INSTALLED.with(Cell::get);
     if installed.is_null() {
-        OWN.with(|own| f(&mut own.borrow_mut()))
+        OWN.with(|own| {
+            let mut own = own.borrow_mut();
+            own.class = OWN_CLASS.with(Cell::get);
+            f(&mut own)
+        })
     } else {
         // SAFETY: `installed` set it from a `&mut ThreadStats` that outlives
         // the closure it runs, and neither that closure's caller nor any other
@@ -211,7 +243,14 @@ pub fn installed<R>(stats: &mut ThreadStats, f: impl FnOnce() -> R) -> R {
 /// Tag the lock class the current thread's next acquisitions belong to.
 #[inline]
 pub fn set_class(class: LockClass) {
-    with(|t| t.class = class as usize);
+    let installed = INSTALLED.with(Cell::get);
+    if installed.is_null() {
+        OWN_CLASS.with(|c| c.set(class as usize));
+    } else {
+        // SAFETY: as in `with`: the installed stats outlive this call and
+        // nothing else touches them meanwhile.
+        unsafe { (*installed).class = class as usize };
+    }
 }
 
 /// Count `n` occurrences of `ev` for the current thread and class.
@@ -221,17 +260,33 @@ pub fn count(ev: Event, n: u64) {
 }
 
 /// A slow-path wait of `ns` nanoseconds just ended in a grant: remembered
-/// now, put in the histogram by the next [`flush_waits`] (after the release).
+/// now, put in the histogram after the release ([`released`]).
 #[inline]
 pub fn note_wait(ns: u64) {
-    with(|t| t.pending.push((t.class, ns)));
+    note_grant(0, ns);
 }
 
-/// Record the waits noted since the last flush: the guard layer calls it
-/// after every release, outside the critical section.
+/// A busy-wait of `spins` polls and `ns` nanoseconds just ended in a grant:
+/// one thread-local push now, counted and put in the histogram after the
+/// release ([`released`]).
 #[inline]
-pub fn flush_waits() {
+pub fn note_grant(spins: u64, ns: u64) {
     with(|t| {
+        t.pending.push(Grant {
+            class: t.class,
+            spins,
+            wait_ns: ns,
+        })
+    });
+}
+
+/// After a release, outside the critical section: count the acquisition it
+/// ended (`acquired`, [`Event::acquired`] of its mode), then record the
+/// grants noted since the last release.
+#[inline]
+pub fn released(acquired: Event) {
+    with(|t| {
+        t.stats.classes[t.class].counts[acquired as usize] += 1;
         if !t.pending.is_empty() {
             t.flush_waits();
         }
@@ -301,19 +356,37 @@ mod tests {
     }
 
     #[test]
-    fn a_noted_wait_reaches_the_histogram_only_when_flushed() {
+    fn a_noted_grant_is_counted_only_after_the_release() {
         let _ = take();
         set_class(LockClass::AnonVma);
-        note_wait(2_000);
+        note_grant(7, 2_000);
         with(|t| {
-            assert!(
-                t.stats.classes[0].wait_ns.is_empty(),
-                "recorded before the flush"
-            )
+            let c = &t.stats.classes[0];
+            assert!(c.wait_ns.is_empty(), "recorded before the release");
+            assert_eq!(c.get(Event::Spin), 0, "counted before the release");
+            assert_eq!(c.get(Event::AcquireWrite), 0);
         });
-        flush_waits();
-        with(|t| assert_eq!(t.stats.classes[0].wait_ns.len(), 1));
+        released(Event::AcquireWrite);
+        with(|t| {
+            let c = &t.stats.classes[0];
+            assert_eq!(c.wait_ns.len(), 1);
+            assert_eq!((c.get(Event::Spin), c.get(Event::AcquireWrite)), (7, 1));
+        });
         let _ = take();
+    }
+
+    #[test]
+    fn a_grant_counts_in_the_class_it_was_noted_in() {
+        let _ = take();
+        set_class(LockClass::MmapLock);
+        note_grant(3, 100);
+        // A nested lock of another class is released first.
+        set_class(LockClass::AnonVma);
+        released(Event::AcquireRead);
+        let s = take();
+        assert_eq!(s.class(LockClass::MmapLock).get(Event::Spin), 3);
+        assert_eq!(s.class(LockClass::AnonVma).get(Event::AcquireRead), 1);
+        assert_eq!(s.class(LockClass::AnonVma).get(Event::Spin), 0);
     }
 
     #[test]

@@ -1,13 +1,19 @@
-//! The machinery today's rw_semaphore and the mutex share: writer lock
-//! stealing, bounded optimistic spinning, the woken first waiter that must
-//! still win the lock, and handoff.
+//! The machinery the rw_semaphores since v3.10 and the mutex share: writer
+//! lock stealing, optimistic spinning behind an osq, the woken first waiter
+//! that must still win the lock, and handoff.
 //!
-//! Both kernel locks (kernel/locking/rwsem.c since v5.3, kernel/locking/mutex.c
-//! since v4.10) work the same way on the writer side: a release frees the lock
-//! and then wakes the first waiter, which must take the lock itself when it
-//! runs; until then any running writer may take it (steal). A first waiter that
-//! keeps losing sets HANDOFF, which reserves the free lock for it. They differ
-//! in when the first waiter counts as starved, which is the [`Policy`].
+//! The kernel locks (kernel/locking/rwsem-xadd.c v3.10-v5.2,
+//! kernel/locking/rwsem.c since v5.3, kernel/locking/mutex.c since v4.10)
+//! work the same way on the writer side: a release frees the lock and then
+//! wakes the first waiter, which must take the lock itself when it runs;
+//! until then any running writer may take it (steal). Writers that find the
+//! lock held spin first, but only one of them polls the lock word: the
+//! others wait their turn in the osq (kernel/locking/osq_lock.c, an MCS
+//! queue of spinners, each polling its own node; here a [`McsSpinlock`]).
+//! They differ in what the [`Policy`] says: when a first waiter that keeps
+//! losing counts as starved (it then sets HANDOFF, which reserves the free
+//! lock for it; rwsem-xadd never does), whether writers spin on a
+//! reader-owned lock, and which queued readers one wake takes.
 //!
 //! # State word (one `usize`)
 //!
@@ -18,11 +24,14 @@
 //! | 2     | HANDOFF        | the lock, once free, is reserved for the first waiter      |
 //! | 3     | FIRST_OUT      | the first waiter is a writer woken out of the main queue   |
 //! | 4     | FIRST_PARKED   | ... and it lost the race and is parked on the first slot   |
-//! | 5-7   |                | reserved                                                   |
-//! | 8-63  | reader count   | shared holders (rwsem only), in units of READER_BIAS       |
+//! | 5     | NONSPINNABLE   | a writer's spin on the reader-owned lock timed out          |
+//! | 6-7   |                | reserved                                                   |
+//! | 8-63  | reader count   | readers (rwsem only), in units of READER_BIAS              |
 //!
 //! Bits 0-2 and 8-63 are rwsem.c's count word (RWSEM_WRITER_LOCKED,
-//! RWSEM_FLAG_WAITERS, RWSEM_FLAG_HANDOFF, RWSEM_READER_SHIFT = 8). FIRST_OUT
+//! RWSEM_FLAG_WAITERS, RWSEM_FLAG_HANDOFF, RWSEM_READER_SHIFT = 8);
+//! NONSPINNABLE is the flag rwsem.c keeps in its owner word
+//! (RWSEM_NONSPINNABLE), moved here so no extra word is touched. FIRST_OUT
 //! and FIRST_PARKED stand for what the kernel has for free: its woken writer
 //! stays on the wait list, first, until it gets the lock. parking_lot_core
 //! removes a woken thread from its queue and can only append, so the woken
@@ -30,7 +39,12 @@
 //! bits say where it is.
 //!
 //! # Invariants
-//! - WRITER_LOCKED implies a zero reader count.
+//! - The reader count is holders plus readers whose fast-path add failed and
+//!   is about to be taken back (rwsem_read_trylock adds first and checks
+//!   after). With WRITER_LOCKED set, every count is such a failed add.
+//! - A failed add is taken back like an up_read: whoever takes the count to
+//!   0 on a lock with waiters wakes them, so a release that saw the
+//!   transient count as a holder loses no wake-up.
 //! - WAITERS is set exactly while the main queue is non-empty: it changes only
 //!   in a park's validate or a wake's commit, under the main queue lock.
 //! - FIRST_PARKED is set exactly while the first slot holds its writer, and
@@ -42,11 +56,19 @@
 //! - HANDOFF is set only on behalf of the first waiter (by that writer itself,
 //!   or by a wake that found the lock stolen from the queue head). While set,
 //!   only the first waiter may take a free lock; granting it clears HANDOFF.
+//! - NONSPINNABLE is set only while readers own the lock, and cleared by any
+//!   writer's acquisition and by the wake after the lock became free.
 //! - A thread parks only on a state in which someone is bound to wake it: the
 //!   lock is held, or HANDOFF is set (the free lock is then reserved and the
-//!   wake that reserved it, or the out-of-queue writer, is still to come).
+//!   wake that reserved it, or the out-of-queue writer, is still to come), or
+//!   (a reader of a kind without reader stealing) the lock is free with
+//!   WAITERS or FIRST_OUT set, which a release's wake that has not yet taken
+//!   the queue lock, or the out-of-queue writer, is bound to serve.
 
+use super::RawRwLock;
 use super::platform::{AtomicInt, Ordering, Platform};
+use super::qspinlock::McsSpinlock;
+use super::spin_wait::SpinWait;
 use super::stats::{self, Event};
 use super::waitq::{Mode, Pick, ReaderBatch, Req, Slot, WaitQueue, WakeType, Woken, picked};
 use std::cell::Cell;
@@ -57,6 +79,7 @@ pub const WAITERS: usize = 1 << 1;
 pub const HANDOFF: usize = 1 << 2;
 pub const FIRST_OUT: usize = 1 << 3;
 pub const FIRST_PARKED: usize = 1 << 4;
+pub const NONSPINNABLE: usize = 1 << 5;
 /// rwsem.c RWSEM_READER_SHIFT.
 pub const READER_SHIFT: u32 = 8;
 pub const READER_BIAS: usize = 1 << READER_SHIFT;
@@ -70,17 +93,25 @@ pub const MAX_READERS_WAKEUP: usize = 0x100;
 
 /// How long a writer spins on a writer-owned lock before sleeping.
 // The kernel spins while the owner is on a CPU and stops at need_resched();
-// user space sees neither, so an owner counts as running while it holds the
+// the model sees neither, so an owner counts as running while it holds the
 // lock, for at most this long. 25 us is rwsem.c's own cap for spinning on a
 // reader-owned lock (rwsem_rspin_threshold), reused so the two bounds agree.
 pub const WRITER_SPIN_NS: u64 = 25_000;
 
-/// When a kind's first waiter is starved: from then on the free lock is
-/// reserved for it (HANDOFF).
+/// What tells the kinds built on [`Core`] apart.
 pub trait Policy: 'static {
-    /// `waited_ns` since it queued; `lost` races since it was last woken to
-    /// compete (0 when a waker judges a still-queued waiter).
+    /// Whether a first waiter that has waited `waited_ns` since it queued,
+    /// and lost `lost` races since it was last woken to compete (0 when a
+    /// waker judges a still-queued waiter), is starved: from then on the free
+    /// lock is reserved for it (HANDOFF).
     fn starved(waited_ns: u64, lost: u32) -> bool;
+    /// Whether writers spin on a reader-owned lock (for at most
+    /// [`rspin_threshold_ns`], then setting NONSPINNABLE). False: a writer
+    /// that finds readers owning the lock stops spinning at once.
+    const SPIN_ON_READERS: bool;
+    /// Which queued readers one wake takes when a reader is first (never
+    /// consulted for the mutex, whose queue holds no readers).
+    fn reader_batch() -> ReaderBatch;
 }
 
 /// Shared holders in `state`.
@@ -96,6 +127,18 @@ pub fn may_steal(state: usize) -> bool {
     state & (LOCK_MASK | HANDOFF) == 0
 }
 
+/// The state after a writer takes the lock from `state`: its bit set, and
+/// NONSPINNABLE gone (rwsem_set_owner overwrites the owner word's flags).
+pub fn with_writer(state: usize) -> usize {
+    (state | WRITER_LOCKED) & !NONSPINNABLE
+}
+
+/// Whether readers own the lock in `state` (failed adds included, which the
+/// model cannot tell from holders; the kernel's owner word can).
+pub fn reader_owned(state: usize) -> bool {
+    state & WRITER_LOCKED == 0 && readers(state) > 0
+}
+
 /// Whether taking the lock from `state` jumped ahead of a waiting thread.
 pub fn jumps_queue(state: usize) -> bool {
     state & (WAITERS | FIRST_OUT) != 0
@@ -109,12 +152,13 @@ pub fn rspin_threshold_ns(readers: usize) -> u64 {
 
 /// How long a stealing writer may spin on `state` before it queues; `None`:
 /// do not spin. A reserved lock (HANDOFF) cannot be stolen, so spinning on it
-/// is pointless.
-pub fn spin_budget_ns(state: usize) -> Option<u64> {
-    if state & HANDOFF != 0 {
+/// is pointless; a NONSPINNABLE one is not spun on (rwsem_can_spin_on_owner);
+/// a reader-owned one only if `spin_on_readers`.
+pub fn spin_budget_ns(state: usize, spin_on_readers: bool) -> Option<u64> {
+    if state & (HANDOFF | NONSPINNABLE) != 0 {
         None
-    } else if state & WRITER_LOCKED == 0 && readers(state) > 0 {
-        Some(rspin_threshold_ns(readers(state)))
+    } else if reader_owned(state) {
+        spin_on_readers.then(|| rspin_threshold_ns(readers(state)))
     } else {
         Some(WRITER_SPIN_NS)
     }
@@ -166,16 +210,10 @@ pub fn head_readers_verdict(state: usize, starved: bool) -> HeadReaders {
     }
 }
 
-/// The reader batch a wake takes when a reader is first: up to
-/// MAX_READERS_WAKEUP readers from anywhere in the queue, writers skipped.
-pub fn reader_batch() -> ReaderBatch {
-    ReaderBatch::phase_fair(MAX_READERS_WAKEUP)
-}
-
-/// The queue positions (head first) a wake takes when the head is a reader
-/// it may grant: the slice form of [`reader_batch`], for a simulator.
-pub fn readers_to_wake(queue: &[Req]) -> Vec<usize> {
-    let mut batch = reader_batch();
+/// The queue positions (head first) a wake of kind `Pol` takes when the
+/// head is a reader it may grant: the slice form of its reader batch.
+pub fn readers_to_wake<Pol: Policy>(queue: &[Req]) -> Vec<usize> {
+    let mut batch = Pol::reader_batch();
     picked(queue, |r| batch.pick(r.mode))
 }
 
@@ -202,10 +240,12 @@ enum Head {
     },
 }
 
-/// State word + wait queue, generic over the starvation policy.
+/// State word + wait queue + osq, generic over the kind's policy.
 pub(crate) struct Core<P: Platform, Pol: Policy> {
     state: P::AtomicUsize,
     queue: WaitQueue<P>,
+    /// The optimistic spin queue: only its holder polls `state`.
+    osq: McsSpinlock<P>,
     _policy: PhantomData<fn() -> Pol>,
 }
 
@@ -214,6 +254,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
         Core {
             state: P::AtomicUsize::new(0),
             queue: WaitQueue::new(),
+            osq: <McsSpinlock<P> as RawRwLock>::new(),
             _policy: PhantomData,
         }
     }
@@ -226,14 +267,28 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
         &self.queue
     }
 
-    /// down_write_trylock / the write fast path: only from a completely
-    /// idle word (rwsem.c `rwsem_write_trylock`, mutex.c
-    /// `__mutex_trylock_fast`).
+    /// down_write_trylock / the write fast path: only from an idle word
+    /// (rwsem.c `rwsem_write_trylock`, mutex.c `__mutex_trylock_fast`). A
+    /// NONSPINNABLE left by the last reader phase lives in the kernel's owner
+    /// word, not its count, so it does not fail the fast path here either.
     #[inline]
     pub(crate) fn try_lock_idle(&self) -> bool {
-        self.state
+        match self
+            .state
             .compare_exchange(0, WRITER_LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        {
+            Ok(_) => true,
+            Err(NONSPINNABLE) => self
+                .state
+                .compare_exchange(
+                    NONSPINNABLE,
+                    WRITER_LOCKED,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok(),
+            Err(_) => false,
+        }
     }
 
     /// One steal attempt (mutex_trylock): the lock if it is free and not
@@ -244,7 +299,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
         let took = may_steal(s)
             && self
                 .state
-                .compare_exchange(s, s | WRITER_LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(s, with_writer(s), Ordering::Acquire, Ordering::Relaxed)
                 .is_ok();
         if took && jumps_queue(s) {
             stats::count(Event::Steal, 1);
@@ -268,7 +323,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
                 let mut s = self.state.load(Ordering::Relaxed);
                 loop {
                     let (new, park) = if may_steal(s) {
-                        (s | WRITER_LOCKED, false)
+                        (with_writer(s), false)
                     } else {
                         (s | WAITERS, true)
                     };
@@ -300,24 +355,42 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
 
     /// Spin while the holder is expected to let go soon, taking the lock when
     /// it frees on the terms of `claim`. Returns whether it took the lock.
+    ///
+    /// rwsem_optimistic_spin / mutex_optimistic_spin: a writer that may not
+    /// spin on the lock as it is now does not spin at all
+    /// (rwsem_can_spin_on_owner); one that may, queues in the osq first, so
+    /// only the osq holder polls the lock word. The first waiter spinning for
+    /// its reserved lock skips the osq, as the kernel's does. The time bound
+    /// restarts whenever the owner turns from a writer to readers (rwsem.c
+    /// re-initialises rspin_threshold then); a spin on readers that runs out
+    /// makes the lock NONSPINNABLE where the policy spins on readers.
     fn spin_then_take(&self, claim: Claim) -> bool {
         let first = claim == Claim::AsFirst;
+        let seen = |s: usize| if first { s & !HANDOFF } else { s };
         // rwsem_optimistic_spin spins with preemption disabled.
         P::preempt_disable();
-        let start = P::now_ns();
+        let s = self.state.load(Ordering::Relaxed);
         let mut spins = 0u64;
+        let may_spin =
+            self.free_for(claim, s) || spin_budget_ns(seen(s), Pol::SPIN_ON_READERS).is_some();
+        if !may_spin {
+            P::preempt_enable();
+            return false;
+        }
+        if !first {
+            let mut wait = SpinWait::<P>::nested();
+            self.osq.acquire(&mut wait);
+            spins += wait.polls();
+        }
+        let mut start = P::now_ns();
+        let mut readers_before = false;
         let took = loop {
             let s = self.state.load(Ordering::Relaxed);
-            let free = if first {
-                s & LOCK_MASK == 0
-            } else {
-                may_steal(s)
-            };
-            if free {
+            if self.free_for(claim, s) {
                 let new = if first {
-                    (s | WRITER_LOCKED) & !(HANDOFF | FIRST_OUT)
+                    with_writer(s) & !(HANDOFF | FIRST_OUT)
                 } else {
-                    s | WRITER_LOCKED
+                    with_writer(s)
                 };
                 if self
                     .state
@@ -331,21 +404,52 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
                 }
                 continue;
             }
-            let seen = if first { s & !HANDOFF } else { s };
-            let Some(budget) = spin_budget_ns(seen) else {
+            let Some(budget) = spin_budget_ns(seen(s), Pol::SPIN_ON_READERS) else {
                 break false;
             };
+            let readers_now = reader_owned(s);
+            if readers_now && !readers_before {
+                start = P::now_ns();
+            }
+            readers_before = readers_now;
             spins += 1;
             if spins.is_multiple_of(P::SPINS_PER_CLOCK_READ)
                 && P::now_ns().saturating_sub(start) > budget
             {
+                if readers_now && Pol::SPIN_ON_READERS {
+                    self.set_nonspinnable();
+                }
                 break false;
             }
             P::spin_hint_until(start + budget);
         };
+        if !first {
+            self.osq.release();
+        }
         P::preempt_enable();
         stats::count(Event::Spin, spins);
         took
+    }
+
+    /// Whether a spinner claiming on `claim`'s terms may take the lock now.
+    fn free_for(&self, claim: Claim, s: usize) -> bool {
+        match claim {
+            Claim::AsFirst => s & LOCK_MASK == 0,
+            Claim::Steal => may_steal(s),
+        }
+    }
+
+    /// rwsem_set_nonspinnable: only while readers still own the lock.
+    #[cold]
+    fn set_nonspinnable(&self) {
+        let set = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                (reader_owned(s) && s & NONSPINNABLE == 0).then_some(s | NONSPINNABLE)
+            });
+        if set.is_ok() {
+            stats::count(Event::NoSpin, 1);
+        }
     }
 
     /// The first waiter after a wake without grant, until it owns the lock:
@@ -356,7 +460,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
         loop {
             let s = self.state.load(Ordering::Relaxed);
             if s & LOCK_MASK == 0 {
-                let new = (s | WRITER_LOCKED) & !(HANDOFF | FIRST_OUT);
+                let new = with_writer(s) & !(HANDOFF | FIRST_OUT);
                 if self
                     .state
                     .compare_exchange(s, new, Ordering::Acquire, Ordering::Relaxed)
@@ -429,10 +533,14 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
     }
 
     /// After the lock became free: wake whoever is first (rwsem_wake /
-    /// __mutex_unlock_slowpath).
+    /// __mutex_unlock_slowpath). A NONSPINNABLE left by the readers goes
+    /// first (__up_read's and rwsem_cond_wake_waiter's clear_nonspinnable).
     #[cold]
     pub(crate) fn wake(&self) {
-        let s = self.state.load(Ordering::Relaxed);
+        let mut s = self.state.load(Ordering::Relaxed);
+        if s & NONSPINNABLE != 0 {
+            s = self.state.fetch_and(!NONSPINNABLE, Ordering::Relaxed) & !NONSPINNABLE;
+        }
         if s & FIRST_OUT != 0 {
             // If it is running rather than parked, it finds the lock free
             // itself: its park validates against a free lock.
@@ -458,7 +566,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
                 loop {
                     let (new, pick, told) = match first_writer_verdict(s, starved) {
                         FirstWriter::Grant => (
-                            (s | WRITER_LOCKED) & !(HANDOFF | FIRST_OUT | FIRST_PARKED),
+                            with_writer(s) & !(HANDOFF | FIRST_OUT | FIRST_PARKED),
                             Pick::Take,
                             Woken::Granted,
                         ),
@@ -501,7 +609,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
         let now = P::now_ns();
         // Written by the pick, read by the commit and afterwards.
         let head = Cell::new(Head::Undecided);
-        let batch = Cell::new(reader_batch());
+        let batch = Cell::new(Pol::reader_batch());
         let pick_reader = |mode| {
             let mut b = batch.get();
             let pick = b.pick(mode);
@@ -565,7 +673,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
                 match req.mode {
                     Mode::Write => match first_writer_verdict(s, starved) {
                         FirstWriter::Grant => {
-                            ((s | WRITER_LOCKED) & !HANDOFF, Head::Writer(Woken::Granted))
+                            (with_writer(s) & !HANDOFF, Head::Writer(Woken::Granted))
                         }
                         FirstWriter::Wake => (s | FIRST_OUT, Head::Writer(Woken::Retry)),
                         FirstWriter::Wait { set_handoff } => {
@@ -630,9 +738,21 @@ mod tests {
         assert_eq!(rspin_threshold_ns(4), 12_000);
         assert_eq!(rspin_threshold_ns(30), 25_000);
         assert_eq!(rspin_threshold_ns(1_000), 25_000);
-        assert_eq!(spin_budget_ns((3 * READER_BIAS) | WAITERS), Some(11_500));
-        assert_eq!(spin_budget_ns(WRITER_LOCKED), Some(WRITER_SPIN_NS));
-        assert_eq!(spin_budget_ns(WRITER_LOCKED | HANDOFF), None);
+        assert_eq!(
+            spin_budget_ns((3 * READER_BIAS) | WAITERS, true),
+            Some(11_500)
+        );
+        assert_eq!(spin_budget_ns((3 * READER_BIAS) | WAITERS, false), None);
+        assert_eq!(spin_budget_ns(WRITER_LOCKED, true), Some(WRITER_SPIN_NS));
+        assert_eq!(spin_budget_ns(WRITER_LOCKED | HANDOFF, true), None);
+        // A non-spinnable lock is not spun on, by anyone.
+        assert_eq!(spin_budget_ns(3 * READER_BIAS | NONSPINNABLE, true), None);
+    }
+
+    #[test]
+    fn a_writer_takes_the_lock_and_clears_nonspinnable() {
+        assert_eq!(with_writer(NONSPINNABLE | WAITERS), WRITER_LOCKED | WAITERS);
+        assert!(reader_owned(READER_BIAS) && !reader_owned(WRITER_LOCKED | READER_BIAS));
     }
 
     #[test]
@@ -655,20 +775,6 @@ mod tests {
             first_writer_verdict(WRITER_LOCKED, false),
             FirstWriter::Wait { set_handoff: false }
         );
-    }
-
-    #[test]
-    fn a_reader_batch_takes_up_to_256_readers_past_writers() {
-        let queue: Vec<Req> = (0..600)
-            .map(|i| Req {
-                mode: if i % 2 == 1 { Mode::Write } else { Mode::Read },
-                since_us: 0,
-            })
-            .collect();
-        let woken = readers_to_wake(&queue);
-        assert_eq!(woken.len(), MAX_READERS_WAKEUP);
-        assert_eq!(woken[..3], [0, 2, 4]);
-        assert_eq!(woken.last(), Some(&510));
     }
 
     #[test]

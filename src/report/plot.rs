@@ -506,12 +506,14 @@ fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 
 /// A lock's colour, the same in every chart (matplotlib's tab10 palette).
 fn lock_color(lock: LockKind) -> RGBColor {
-    const PALETTE: [RGBColor; 8] = [
+    const PALETTE: [RGBColor; LockKind::ALL.len()] = [
+        RGBColor(127, 127, 127), // tas: grey
         RGBColor(214, 39, 40),   // spinlock: red
         RGBColor(255, 127, 14),  // qspinlock: orange
         RGBColor(188, 189, 34),  // rwlock: olive
         RGBColor(140, 86, 75),   // qrwlock: brown
         RGBColor(148, 103, 189), // rwsem-fifo: purple
+        RGBColor(227, 119, 194), // rwsem-xadd: pink
         RGBColor(31, 119, 180),  // rwsem: blue
         RGBColor(44, 160, 44),   // mutex: green
         RGBColor(23, 190, 207),  // percpu-rwsem: cyan

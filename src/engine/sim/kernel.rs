@@ -125,6 +125,8 @@ pub struct Counters {
 pub struct Costs {
     pub pause: u64,
     pub sched: SchedPs,
+    /// One RCU grace period (the profile's `work.rcu_gp_ns`).
+    pub rcu_gp: u64,
 }
 
 /// Everything the simulation knows.
@@ -164,6 +166,7 @@ impl Kernel {
         let s = &profile.sched;
         let costs = Costs {
             pause: ps(profile.cache.pause_ns),
+            rcu_gp: ps(profile.work.rcu_gp_ns),
             sched: SchedPs {
                 ctx_switch: ps(s.ctx_switch_ns),
                 wakeup: ps(s.wakeup_ns),

@@ -220,6 +220,14 @@ impl Platform for Sim {
         step(|k| k.sleep(ns * 1_000));
     }
 
+    /// The thread sleeps one grace period of the machine profile
+    /// (`work.rcu_gp_ns`): synchronize_rcu() blocks its caller.
+    fn synchronize_rcu() {
+        let gp = with_kernel(|k| k.costs.rcu_gp).unwrap_or(0);
+        step(Kernel::take_turn);
+        step(|k| k.sleep(gp));
+    }
+
     fn cond_resched() {
         preempt_point(Point::CondResched);
     }

@@ -139,6 +139,14 @@ pub trait Platform: Sized + Send + Sync + 'static {
     #[inline(always)]
     fn return_to_user() {}
 
+    /// synchronize_rcu(): wait, off the CPU, for one RCU grace period (every
+    /// CPU has passed a quiescent state). percpu-rwsem's writer pays one in
+    /// rcu_sync_enter before readers are off their fast path. Natively it is
+    /// the host kernel's own grace period, membarrier(MEMBARRIER_CMD_GLOBAL)
+    /// (see `native.rs`); simulated, the thread sleeps the machine profile's
+    /// `work.rcu_gp_ns`.
+    fn synchronize_rcu();
+
     /// The calling thread's context switches so far: (voluntary,
     /// involuntary), as getrusage(RUSAGE_THREAD) counts them.
     fn ctx_switches() -> (u64, u64);
