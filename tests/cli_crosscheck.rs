@@ -174,8 +174,8 @@ fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
             "run `rmap-storm calibrate",
         ),
         (
-            vec!["--locks".into(), "tas".into()],
-            "--locks: unknown lock kind 'tas'",
+            vec!["--locks".into(), "bkl".into()],
+            "--locks: unknown lock kind 'bkl'",
         ),
         (
             vec!["--cpus".into(), "0".into()],

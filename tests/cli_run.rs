@@ -228,7 +228,25 @@ fn run_json_keeps_its_keys_and_adds_only_the_outcome_counts() {
     let lost: Vec<&String> = before.difference(&now).collect();
     let added: Vec<&String> = now.difference(&before).collect();
     assert!(lost.is_empty(), "keys gone: {lost:?}");
-    assert_eq!(added, ["cpus", "roles.*.failed", "roles.*.gave_up"]);
+    assert_eq!(
+        added,
+        [
+            "cpus",
+            "memory.lru_lock_wait_share",
+            "memory.pages_scanned",
+            "memory.reclaimed_by_second",
+            "memory.scanned_per_reclaimed",
+            "memory.swap_cache_hits_per_s",
+            "memory.swapins_per_s",
+            "memory.throttled",
+            "memory.vma_lock.abort",
+            "memory.vma_lock.miss",
+            "memory.vma_lock.retry",
+            "memory.vma_lock.success",
+            "roles.*.failed",
+            "roles.*.gave_up"
+        ]
+    );
     let online = std::thread::available_parallelism().unwrap().get();
     assert_eq!(value["cpus"], online, "a native run has the online CPUs");
     // The schema-1 file the old build wrote has exactly the old set.
@@ -294,7 +312,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
         (&["models/no-such.toml"], "models/no-such.toml: cannot read"),
         (
             &["--lock", "bkl"],
-            "--lock: unknown lock kind 'bkl' (valid: spinlock,",
+            "--lock: unknown lock kind 'bkl' (valid: tas, spinlock,",
         ),
         (
             &["--threads", "0"],
@@ -312,7 +330,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
         ),
         (
             &["--set", "workload.scale=nope"],
-            "workload.scale: 'nope' is not a role (allowed: reclaim, fork_exit, touch, mprotect, execl, monitor)",
+            "workload.scale: 'nope' is not a role (allowed: reclaim, fork_exit, touch, mprotect, execl, monitor, munmap)",
         ),
         (
             &["--set", "workload.forkexit.threads=1"],

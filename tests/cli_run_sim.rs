@@ -106,7 +106,7 @@ fn voluntary_preemption_storms_where_none_does_not() {
             "--preempt",
             preempt,
             "--duration",
-            "100ms",
+            "1s",
         ]);
         assert_eq!(r.sim.as_ref().unwrap().preempt, preempt);
         r.ctx_switches.voluntary_per_s + r.ctx_switches.involuntary_per_s

@@ -38,11 +38,11 @@ fn bad_sweep_input_is_one_line_exit_2_and_writes_nothing() {
     let cases: [(&[&str], &str); 11] = [
         (
             &["--locks", ""],
-            "--locks: empty lock list (valid: spinlock,",
+            "--locks: empty lock list (valid: tas, spinlock,",
         ),
         (
             &["--locks", "spinlock,bkl"],
-            "--locks: unknown lock kind 'bkl' (valid: spinlock,",
+            "--locks: unknown lock kind 'bkl' (valid: tas, spinlock,",
         ),
         (&["--locks", "rwsem,rwsem"], "--locks: rwsem listed twice"),
         (

@@ -8,9 +8,8 @@
 #![cfg(not(shuttle))]
 
 use rmap_storm::engine::sim::kernel::Kernel;
-use rmap_storm::engine::sim::lockloop::{self, LockLoop};
 use rmap_storm::engine::sim::run::{self, Body, Ended, Timers};
-use rmap_storm::engine::sim::{Preempt, Sim};
+use rmap_storm::engine::sim::{Preempt, Sim, SimSpec};
 use rmap_storm::locks::percpu_rwsem::PercpuRwsem;
 use rmap_storm::locks::platform::Platform;
 use rmap_storm::locks::rwsem::Rwsem;
@@ -22,6 +21,7 @@ use rmap_storm::locks::tas::TasSpinlock;
 use rmap_storm::locks::{KindInfo, LockKind, LockVisitor, RawRwLock, RwLock};
 use rmap_storm::model::machine::{self, MachineProfile};
 use rmap_storm::torture::check::{Occupancy, Seen};
+use rmap_storm::torture::{self, Config, Engine};
 use std::cell::{Cell, RefCell};
 
 fn profile() -> MachineProfile {
@@ -612,32 +612,37 @@ fn percpu_each_cpu_counts_its_own_reader() {
 
 // ---------------------------------------------------------------- every kind
 
-/// Every kind runs the simulator's pure lock loop at 8 virtual CPUs and
-/// every thread finishes (nothing lost, nothing livelocked).
+/// Every kind runs the simulator's pure lock loop (torture with writers
+/// only) at 8 virtual CPUs and every thread finishes (nothing lost, nothing
+/// livelocked, no exclusion failure).
 #[test]
 fn every_kind_finishes_the_lock_loop_at_8_cpus() {
     let profile = profile();
     let mut report = String::new();
     for kind in LockKind::ALL {
-        let r = lockloop::run(
-            &LockLoop {
-                kind,
+        let o = torture::run(&Config {
+            kind,
+            threads: [0, 8, 0, 0],
+            // Long enough for percpu-rwsem's first grace period.
+            duration: std::time::Duration::from_millis(20),
+            load: std::time::Duration::from_micros(1),
+            interval: std::time::Duration::from_micros(2),
+            sched: false,
+            exponential: false,
+            seed: 3,
+            engine: Engine::Sim(Box::new(SimSpec {
                 cpus: 8,
-                hold_ns: 1_000.0,
-                think_ns: 2_000.0,
-                exponential: false,
-                // Long enough for percpu-rwsem's first grace period.
-                duration_ns: 20_000_000,
                 preempt: Preempt::Voluntary,
-                seed: 3,
-            },
-            &profile,
-        );
-        let total: u64 = r.per_thread.iter().sum();
-        if r.ended.unfinished > 0 || r.ended.cut_off || total == 0 {
+                machine: profile.clone(),
+            })),
+        })
+        .expect("a simulated torture run");
+        let total: u64 = o.threads.iter().map(|t| t.taken).sum();
+        if o.stuck() > 0 || o.fails() > 0 || total == 0 {
             report += &format!(
-                "{kind}: {} unfinished, cut off {}, {total} acquisitions\n",
-                r.ended.unfinished, r.ended.cut_off
+                "{kind}: {} stuck, {} exclusion failures, {total} acquisitions\n",
+                o.stuck(),
+                o.fails()
             );
         }
     }

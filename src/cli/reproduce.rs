@@ -48,7 +48,7 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// With --all: replace the Reproductions table of this file (between
     /// `<!-- reproduce:begin -->` and `<!-- reproduce:end -->`)
-    #[arg(long, value_name = "FILE", requires = "all")]
+    #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
 }
 
@@ -62,6 +62,12 @@ pub fn run(args: Args) -> Result<()> {
         None => scenario::list(dir)?,
     };
     if let Some(readme) = &args.readme {
+        if !args.all {
+            return Err(Error::usage(format!(
+                "--readme {}: needs --all (the README's table holds every scenario)",
+                readme.display()
+            )));
+        }
         section(readme, BEGIN, END)?;
     }
     let engine = engine(&args)?;

@@ -21,27 +21,35 @@ pub enum Role {
     Execl,
     /// A /proc/pid/maps reader.
     Monitor,
+    /// A file mapper: map a file, fault a page, unmap it (synchro-test's
+    /// downgrader when `downgrade` is set).
+    Munmap,
 }
 
+/// How many roles there are.
+const ROLES: usize = 7;
+
 /// Every role's name, indexed by `Role as usize`: the one place they are spelled.
-const NAMES: [&str; 6] = [
+const NAMES: [&str; ROLES] = [
     "reclaim",
     "fork_exit",
     "touch",
     "mprotect",
     "execl",
     "monitor",
+    "munmap",
 ];
 
 impl Role {
     /// Every role, in report order.
-    pub const ALL: [Role; 6] = [
+    pub const ALL: [Role; ROLES] = [
         Role::Reclaim,
         Role::ForkExit,
         Role::Touch,
         Role::Mprotect,
         Role::Execl,
         Role::Monitor,
+        Role::Munmap,
     ];
 
     /// The model's, the command line's and the report's name.
@@ -93,7 +101,7 @@ impl<'de> Deserialize<'de> for Role {
 
 /// One `T` per role, indexed by [`Role`].
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct PerRole<T>([T; 6]);
+pub struct PerRole<T>([T; ROLES]);
 
 impl<T> PerRole<T> {
     /// Every role with its value, in report order.

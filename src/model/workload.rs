@@ -7,7 +7,7 @@
 //! lock_target = "rmap"     # what `--lock` sets: "rmap" (every anon_vma root and
 //!                          # i_mmap lock) or "mmap_lock"; the other gets `--mmap-lock`
 //!                          # (default rwsem)
-//! mm = "any"               # which tasks touch/mprotect/monitor work on:
+//! mm = "any"               # which tasks touch/mprotect/monitor/munmap work on:
 //!                          # "any" live task, or only the "ancestor"
 //! cond_resched = false     # walkers yield at every vma visited, as rmap_walk does
 //! fault_lock = "mmap_lock" # what a page fault locks: "mmap_lock" (READ), or
@@ -22,10 +22,11 @@
 //! ```
 //!
 //! Roles ([`Role`]): `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`,
-//! `monitor`. Each takes `threads` and `think_us`; `work_ns` is work done
+//! `monitor`, `munmap`. Each takes `threads` and `think_us`; `work_ns` is work done
 //! while holding the role's lock (reclaim: per vma visited; monitor: while
 //! mmap_lock is read-held). A key that only one role understands (`try_lock`,
-//! `read_critical`, `disk_us`, `write_pct`, `remap`, `work_ns`) is refused
+//! `read_critical`, `disk_us`, `write_pct`, `remap`, `downgrade`, `work_ns`) is
+//! refused
 //! on the others.
 //!
 //! ```toml
@@ -201,6 +202,9 @@ pub struct RoleSpec {
     /// mprotect: first re-mmap the vma with MAP_FIXED (discarding its pages,
     /// so the next touches fault), as seed 000's arena trimming does.
     pub remap: Option<bool>,
+    /// munmap: downgrade mmap_lock to READ before unlinking the vmas, as
+    /// __do_munmap did from 4.20 (synchro-test's downgrader).
+    pub downgrade: Option<bool>,
 }
 
 impl WorkloadSpec {
@@ -218,12 +222,14 @@ impl WorkloadSpec {
         for role in Role::ALL {
             self.validate_role(role)?;
         }
-        if self.roles[Role::Execl].threads > 0 && files == 0 {
-            return Err(err(
-                "execl.threads",
-                "execl maps files but world.files = 0",
-                "0 when world.files = 0",
-            ));
+        for role in [Role::Execl, Role::Munmap] {
+            if self.roles[role].threads > 0 && files == 0 {
+                return Err(err(
+                    &format!("{role}.threads"),
+                    format!("{role} maps files but world.files = 0"),
+                    "0 when world.files = 0",
+                ));
+            }
         }
         Ok(())
     }
@@ -262,13 +268,14 @@ impl WorkloadSpec {
                 format!("0..={MAX_US}"),
             ));
         }
-        let only: [(&str, bool, &[Role]); 6] = [
+        let only: [(&str, bool, &[Role]); 7] = [
             ("work_ns", r.work_ns > 0, &[Role::Reclaim, Role::Monitor]),
             ("try_lock", r.try_lock.is_some(), &[Role::Reclaim]),
             ("read_critical", r.read_critical.is_some(), &[Role::Monitor]),
             ("disk_us", r.disk_us.is_some(), &[Role::Touch]),
             ("write_pct", r.write_pct.is_some(), &[Role::Touch]),
             ("remap", r.remap.is_some(), &[Role::Mprotect]),
+            ("downgrade", r.downgrade.is_some(), &[Role::Munmap]),
         ];
         for (field, set, owners) in only {
             if set && !owners.contains(&role) {
@@ -373,7 +380,9 @@ pub fn allowed(path: &str) -> Option<String> {
         "write_pct" => "0..=100".into(),
         "think_us" | "disk_us" => format!("0..={MAX_US}"),
         "work_ns" => format!("0..={MAX_NS}"),
-        "try_lock" | "read_critical" | "remap" | "cond_resched" => "true, false".into(),
+        "try_lock" | "read_critical" | "remap" | "downgrade" | "cond_resched" => {
+            "true, false".into()
+        }
         "scale" => Role::names(),
         "lock_target" => "rmap, mmap_lock".into(),
         "mm" => "any, ancestor".into(),
@@ -462,7 +471,7 @@ mod tests {
         assert!(
             e.message().starts_with(
                 "unknown field `bogus`, expected one of `scale`, `lock_target`, `mm`, \
-                 `cond_resched`, `fault_lock`, `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`, `monitor`"
+                 `cond_resched`, `fault_lock`, `reclaim`, `fork_exit`, `touch`, `mprotect`, `execl`, `monitor`, `munmap`"
             ),
             "{e}"
         );

@@ -7,7 +7,7 @@
 //!
 //! Every number in a run's JSON is a metric, named by its dotted path
 //! (`roles.reclaim.latency_ns.p99`), except the run's parameters: `schema`,
-//! `seed` and thread counts. A sweep's runs are grouped by point (lock and x
+//! `seed`, `cpus` and thread counts. A sweep's runs are grouped by point (lock and x
 //! value); its repeats are a group's samples. Two inputs with one group each
 //! (two run files, say) are compared whatever their lock or x; otherwise groups
 //! are matched by lock and x. Rows come in group order then metric name order.
@@ -125,7 +125,7 @@ pub fn metrics(report: &RunReport) -> Metrics {
     let mut out = Metrics::new();
     let value = serde_json::to_value(report).expect("a RunReport always serializes");
     flatten("", &value, &mut out);
-    for parameter in ["schema", "seed"] {
+    for parameter in ["schema", "seed", "cpus"] {
         out.remove(parameter);
     }
     out.retain(|name, _| name != "threads" && !name.ends_with(".threads"));

@@ -58,8 +58,9 @@ pub fn expected(row: &Row) -> String {
 pub fn observed(row: &Row) -> String {
     match row.vs_value {
         Some(b) => format!(
-            "x{:.2} ({} vs {})",
-            row.observed,
+            "{} ({} vs {})",
+            row.observed
+                .map_or("x inf".to_string(), |r| format!("x{r:.2}")),
             fmt_figure(&row.figure, row.run_value),
             fmt_figure(&row.figure, b)
         ),

@@ -269,6 +269,7 @@ mod tests {
             engine: "test".into(),
             lock: LockKind::Rwsem,
             threads: 1,
+            cpus: 1,
             duration_s: 2.0,
             seed: 1,
             overrides: vec![],

@@ -45,7 +45,7 @@ pub fn row(e: &Expect, run_value: f64, vs_value: Option<f64>) -> Row {
         },
         run_value,
         vs_value,
-        observed,
+        observed: Some(observed).filter(|o| o.is_finite()),
         verdict: judge(direction, magnitude),
     }
 }
@@ -146,7 +146,8 @@ mod tests {
         );
         let report = claim(None, None);
         assert_eq!(row(&report, 1.0, Some(2.0)).verdict, Judgement::Reported);
-        assert_eq!(row(&report, 1.0, Some(2.0)).observed, 0.5);
+        assert_eq!(row(&report, 1.0, Some(2.0)).observed, Some(0.5));
+        assert_eq!(row(&report, 1.0, Some(0.0)).observed, None);
     }
 
     #[test]

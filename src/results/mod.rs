@@ -4,9 +4,9 @@
 //! formats them, `sweep` and `fileio` store them; nothing here does any of
 //! that itself.
 
+pub mod crosscheck;
 pub mod figure;
 pub mod reproduce;
-pub mod crosscheck;
 pub mod run;
 pub mod shard;
 pub mod sweep;

@@ -41,8 +41,9 @@ pub struct Row {
     pub run_value: f64,
     /// `figure` of `vs`.
     pub vs_value: Option<f64>,
-    /// run / vs with `vs`, else run's figure.
-    pub observed: f64,
+    /// run / vs with `vs`, else run's figure; None for a ratio over a zero
+    /// figure (JSON has no infinity; the verdict treats it as unbounded).
+    pub observed: Option<f64>,
     pub verdict: Judgement,
 }
 

@@ -7,6 +7,7 @@ mod execl;
 mod fork_exit;
 mod monitor;
 mod mprotect;
+mod munmap;
 pub mod reclaim;
 mod touch;
 
@@ -30,6 +31,7 @@ pub fn op<L: RawRwLock>(role: Role, ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
         Role::Mprotect => mprotect::op(ctx, w),
         Role::Execl => execl::op(ctx, w),
         Role::Monitor => monitor::op(ctx, w),
+        Role::Munmap => munmap::op(ctx, w),
     }
 }
 

@@ -1,12 +1,14 @@
 //! mprotect: change the protection of part of an anon vma and back:
 //! __split_vma (mmap_lock WRITE, then the root anon_vma WRITE to re-key the
-//! AVCs), then vma_merge the halves. With `remap`, seed 000's arena loop
-//! instead (Jakub Jelinek's test program): mmap(PROT_NONE, MAP_FIXED) of the
-//! whole vma, discarding its pages (so the next touches fault and prepare a
-//! new anon_vma), then one mprotect(PROT_READ | PROT_WRITE) of that whole
-//! range, which splits nothing: two mmap_lock writes per iteration.
+//! AVCs), then vma_merge the halves. With `remap`, one iteration of seed
+//! 000's arena loop instead (Jakub Jelinek's test program, each thread on
+//! its own region): write every page of the vma (each write faults, under
+//! mmap_lock READ, since the last iteration discarded the pages; the first
+//! prepares a new anon_vma), then mmap(PROT_NONE, MAP_FIXED) of the whole
+//! vma, discarding its pages, then one mprotect(PROT_READ | PROT_WRITE) of
+//! that range, which splits nothing: two mmap_lock writes per iteration.
 
-use super::Worker;
+use super::{Worker, count_touch};
 use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
@@ -29,6 +31,12 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let start = l.anon_vma_start(vma);
     if ctx.workload.roles[Role::Mprotect].remap.unwrap_or(false) {
         let end = start + l.pages_per_vma;
+        for addr in start..end {
+            match ctx.world.touch(user.mm, addr, true, None) {
+                Ok(Some(t)) => count_touch(w, &t),
+                Ok(None) | Err(_) => return OpOutcome::Failed,
+            }
+        }
         let done = ctx.world.mmap_anon_fixed(user.mm, start, l.pages_per_vma)
             && ctx.world.mprotect(user.mm, start, end);
         return if done {
