@@ -334,7 +334,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
         ),
         (
             &["--set", "workload.forkexit.threads=1"],
-            "workload.forkexit: unknown field `forkexit`, expected one of `scale`, `lock_target`, `mm`, `cond_resched`, `reclaim`, `fork_exit`,",
+            "workload.forkexit: unknown field `forkexit`, expected one of `scale`, `lock_target`, `mm`, `cond_resched`, `fault_lock`, `reclaim`, `fork_exit`,",
         ),
         (
             &[
