@@ -25,7 +25,8 @@
 //! `monitor`, `munmap`. Each takes `threads` and `think_us`; `work_ns` is work done
 //! while holding the role's lock (reclaim: per vma visited; monitor: while
 //! mmap_lock is read-held). A key that only one role understands (`try_lock`,
-//! `read_critical`, `disk_us`, `write_pct`, `remap`, `downgrade`, `work_ns`) is
+//! `read_critical`, `disk_us`, `write_pct`, `remap`, `downgrade`, `any_parent`,
+//! `work_ns`) is
 //! refused
 //! on the others.
 //!
@@ -202,6 +203,10 @@ pub struct RoleSpec {
     /// mprotect: first re-mmap the vma with MAP_FIXED (discarding its pages,
     /// so the next touches fault), as seed 000's arena trimming does.
     pub remap: Option<bool>,
+    /// fork_exit: fork a child of any live task, the child exiting at once
+    /// (AIM7's fork_test: every job forks), instead of replacing the
+    /// ancestor's children with new ones.
+    pub any_parent: Option<bool>,
     /// munmap: downgrade mmap_lock to READ before unlinking the vmas, as
     /// __do_munmap did from 4.20 (synchro-test's downgrader).
     pub downgrade: Option<bool>,
@@ -268,7 +273,7 @@ impl WorkloadSpec {
                 format!("0..={MAX_US}"),
             ));
         }
-        let only: [(&str, bool, &[Role]); 7] = [
+        let only: [(&str, bool, &[Role]); 8] = [
             ("work_ns", r.work_ns > 0, &[Role::Reclaim, Role::Monitor]),
             ("try_lock", r.try_lock.is_some(), &[Role::Reclaim]),
             ("read_critical", r.read_critical.is_some(), &[Role::Monitor]),
@@ -276,6 +281,7 @@ impl WorkloadSpec {
             ("write_pct", r.write_pct.is_some(), &[Role::Touch]),
             ("remap", r.remap.is_some(), &[Role::Mprotect]),
             ("downgrade", r.downgrade.is_some(), &[Role::Munmap]),
+            ("any_parent", r.any_parent.is_some(), &[Role::ForkExit]),
         ];
         for (field, set, owners) in only {
             if set && !owners.contains(&role) {
@@ -380,7 +386,7 @@ pub fn allowed(path: &str) -> Option<String> {
         "write_pct" => "0..=100".into(),
         "think_us" | "disk_us" => format!("0..={MAX_US}"),
         "work_ns" => format!("0..={MAX_NS}"),
-        "try_lock" | "read_critical" | "remap" | "downgrade" | "cond_resched" => {
+        "try_lock" | "read_critical" | "remap" | "downgrade" | "any_parent" | "cond_resched" => {
             "true, false".into()
         }
         "scale" => Role::names(),

@@ -73,13 +73,17 @@ fn mm_remote_cpus(workload: &WorkloadSpec, cpus: usize) -> u64 {
 }
 
 /// Room for the model's tasks plus the children fork-exit holds while it
-/// replaces them, and for every page any task could fault in.
+/// replaces them and the new mm each exec builds, and for every page any
+/// task could fault in (an exec's private copies of its binary included).
 fn capacity(model: &Model) -> Capacity {
     let spec = &model.world;
-    let forkers = model.workload.roles[Role::ForkExit].threads;
+    let roles = &model.workload.roles;
+    let forkers = roles[Role::ForkExit].threads;
+    let execs = roles[Role::Execl].threads;
     Capacity {
-        mms: spec.tasks + 2 * forkers + 2,
-        pages: u32::try_from(spec.page_bound()).unwrap_or(u32::MAX),
+        mms: spec.tasks + 2 * forkers + execs + 2,
+        pages: u32::try_from(spec.page_bound() + u64::from(execs) * u64::from(spec.file_pages))
+            .unwrap_or(u32::MAX),
     }
 }
 

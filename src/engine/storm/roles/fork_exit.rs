@@ -2,6 +2,9 @@
 //! (anon_vma_fork per vma under the root WRITE lock, dup_mmap under both
 //! mmap_locks), put it in the old task's place, then exit the old task
 //! (unlink_anon_vmas under the root WRITE lock): the task count stays steady.
+//! With `any_parent`, AIM7's fork_test instead: a random live task forks a
+//! child that exits at once, so every job's fork takes the family's root
+//! anon_vma WRITE lock, and only forks of the same task share an mmap_lock.
 
 use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
@@ -9,11 +12,18 @@ use crate::engine::storm::ctx::Ctx;
 use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
+use crate::model::{MmChoice, Role};
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     direct_reclaim_if_needed(ctx, w);
     // fork(2) and exit(2): their entries and exits.
     L::Platform::udelay(2 * ctx.world.costs.syscall);
+    if ctx.workload.roles[Role::ForkExit]
+        .any_parent
+        .unwrap_or(false)
+    {
+        return fork_test(ctx, w);
+    }
     let Some((position, old, parent)) = ctx.roster.claim_child() else {
         // No descendants to replace: fork and exit a child of the ancestor.
         let Some(child) = ctx.world.fork(ctx.roster.ancestor()) else {
@@ -29,5 +39,18 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     ctx.roster.publish(position, child);
     ctx.roster.begin_exit::<L::Platform>(old);
     ctx.world.exit(old);
+    OpOutcome::Done
+}
+
+/// fork_test's iteration: a random live task forks, its child exits.
+fn fork_test<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
+    let random = w.below(u32::MAX) as usize;
+    let Some(parent) = ctx.pick_mm(MmChoice::Any, random) else {
+        return OpOutcome::Failed;
+    };
+    let Some(child) = ctx.world.fork(parent.mm) else {
+        return OpOutcome::Failed;
+    };
+    ctx.world.exit(child);
     OpOutcome::Done
 }
