@@ -255,10 +255,20 @@ fn do_swap_page(at: &mut At<'_>, write: bool, old: Pte, swap: u32) -> Result<Fau
     let link = at.vma.anon.expect("a swap entry in a vma without anon_vma");
     let pages = at.pages;
     let (page, cache_hit) = match pages.swap.lookup(swap) {
-        // The swap cache's pin keeps it live: this pin cannot fail unless
-        // reclaim dropped it meanwhile, and then the slot has no page.
-        Some(p) if pages.pin(p) => (p, true),
-        _ => {
+        Some(p) => {
+            // swap_cache_get_folio: folio_try_get, then the folio must still
+            // be this entry's (reclaim may have dropped it from the cache,
+            // and it been freed and reused, since the lookup).
+            if !pages.pin(p) {
+                return Ok(Fault::Retry);
+            }
+            if pages.swap_slot(p) != Some(swap) {
+                pages.unpin(p);
+                return Ok(Fault::Retry);
+            }
+            (p, true)
+        }
+        None => {
             // __folio_set_anon: exclusive to this vma, or the family's root.
             let exclusive = pages.swap.count(swap) == 1;
             let anon_vma = if exclusive {
@@ -270,12 +280,13 @@ fn do_swap_page(at: &mut At<'_>, write: bool, old: Pte, swap: u32) -> Result<Fau
                 family: link.family,
                 anon_vma,
             };
-            let (p, published) = pages.swap.read_in(pages, swap, mapping, at.pgoff())?;
-            if published {
-                // The swap cache holds it now, mapped or not.
-                (at.added)(p);
-            }
-            (p, !published)
+            let Some(p) = pages.swap.read_in(pages, swap, mapping, at.pgoff())? else {
+                // Another faulter's page is cached now: retry to map it.
+                return Ok(Fault::Retry);
+            };
+            // The swap cache holds it now, mapped or not.
+            (at.added)(p);
+            (p, false)
         }
     };
     let exclusive = !cache_hit && pages.swap.count(swap) == 1;

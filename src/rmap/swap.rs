@@ -112,6 +112,19 @@ impl SwapSpace {
         debug_assert!(self.is_used(slot) && prev < u32::MAX);
     }
 
+    /// Give back a [`dup`](Self::dup) whose entry was never written (the
+    /// PTE changed before try_to_unmap could write it: try_to_unmap_one's
+    /// swap_free on its failure paths). Never frees the slot: its page is
+    /// still in the swap cache (the kernel's SWAP_HAS_CACHE), which keeps
+    /// it allocated at count 0.
+    pub fn undup(&self, slot: u32) {
+        let prev = self.count[slot as usize].fetch_sub(1, Ordering::AcqRel);
+        debug_assert!(
+            prev > 0 && self.lookup(slot).is_some(),
+            "undup of swap slot {slot} outside the swap cache"
+        );
+    }
+
     /// [`dup`](Self::dup) for a caller that found `slot` through its page
     /// rather than through an entry it holds: false if the slot's last entry
     /// has just gone (the slot is being freed; a concurrent engine's
@@ -150,36 +163,36 @@ impl SwapSpace {
 
     /// Swap-in of `slot` with no page cached: allocate one for `mapping` at
     /// `index` and publish it in the swap cache (the cache's pin) with the
-    /// caller's pin on it too; true if this call published it. On a lost
-    /// race, the winner's page, pinned, and false (a swap-cache hit after
-    /// all). Err if the pool is full.
+    /// caller's pin on it too. None on a lost race: another faulter
+    /// published its page first (the caller retries and finds it cached,
+    /// as swap_cache_alloc_folio's loser goes back to the swap-cache
+    /// lookup). Err if the pool is full.
     pub fn read_in(
         &self,
         pages: &PagePool,
         slot: u32,
         mapping: Mapping,
         index: u32,
-    ) -> Result<(PageId, bool), super::fault::OutOfPages> {
+    ) -> Result<Option<PageId>, super::fault::OutOfPages> {
         let page = pages
             .alloc(mapping, index)
             .ok_or(super::fault::OutOfPages)?;
         pages.pin(page);
+        // `folio->swap` first: a faulter finding the page in the cache
+        // checks that it names the slot.
+        pages.set_swap_slot(page, Some(slot));
         match self.cache[slot as usize].compare_exchange(
             NIL,
             page.0,
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
-            Ok(_) => {
-                pages.set_swap_slot(page, Some(slot));
-                Ok((page, true))
-            }
-            Err(winner) => {
+            Ok(_) => Ok(Some(page)),
+            Err(_) => {
+                pages.set_swap_slot(page, None);
                 pages.unpin(page);
                 pages.unpin(page);
-                let winner = PageId(winner);
-                pages.pin(winner);
-                Ok((winner, false))
+                Ok(None)
             }
         }
     }
@@ -235,8 +248,13 @@ mod tests {
             "reclaim's pin was the last: the page is free"
         );
         assert!(pool.swap.is_used(slot) && pool.swap.lookup(slot).is_none());
-        let (back, published) = pool.swap.read_in(&pool, slot, anon(), 3).unwrap();
-        assert!(published);
+        let back = pool.swap.read_in(&pool, slot, anon(), 3).unwrap();
+        let back = back.expect("nothing cached: this read-in publishes");
+        assert_eq!(
+            pool.swap.read_in(&pool, slot, anon(), 3),
+            Ok(None),
+            "a second read-in of a cached slot loses"
+        );
         assert_eq!(pool.swap.lookup(slot), Some(back));
         pool.swap.put(&pool, slot);
         assert!(pool.swap.is_used(slot), "one entry is still out");

@@ -194,13 +194,24 @@ pub fn try_to_unmap(
             return ControlFlow::Continue(());
         };
         let _ptl = w.ptl.lock();
-        if pte::replace_if_maps(w.pte, page, leave).is_some() {
+        // try_to_unmap_one takes the entry's swap count (swap_duplicate)
+        // before set_pte_at writes it, under the PTL that zap_pte_range
+        // also takes: no zap or fork can meet an entry not yet counted and
+        // put the slot's last count (freeing it) while entries still name it.
+        // A PTE that maps the page only after this load (a fork's child
+        // copy) is left mapped, as if the walk had passed it first.
+        if pte::load(w.pte).maps(page) {
             if let Some(slot) = swap {
                 pages.swap.dup(slot);
             }
-            r.mapped += 1;
-            r.hits += 1;
-            pages.unmap(page);
+            if pte::replace_if_maps(w.pte, page, leave).is_some() {
+                r.mapped += 1;
+                r.hits += 1;
+                pages.unmap(page);
+            } else if let Some(slot) = swap {
+                // The PTE changed meanwhile: no entry written.
+                pages.swap.undup(slot);
+            }
         }
         if pages.mapcount(page) == 0 {
             ControlFlow::Break(())

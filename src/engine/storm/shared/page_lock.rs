@@ -106,10 +106,12 @@ impl<P: Platform> PageLocks<P> {
 
     /// folio_trylock: reclaim skips a page someone holds
     /// (shrink_folio_list keeps it for a later pass), so reclaim never
-    /// waits behind a fault.
+    /// waits behind a fault. The guard is built only once the word is
+    /// taken: a guard built and dropped on failure would store 0 and
+    /// unlock the holder's lock.
     pub fn try_lock(&self, key: PageKey) -> Option<PageLock<'_, P>> {
         let word = self.word(key);
         (word.load(Ordering::Relaxed) == 0 && word.swap(1, Ordering::Acquire) == 0)
-            .then_some(PageLock { word })
+            .then(|| PageLock { word })
     }
 }

@@ -128,7 +128,13 @@ impl<L: RawRwLock> SharedWorld<L> {
                         self.pages.unpin(page);
                     }
                 }
-                Mapping::Anon { .. } => self.pages.swap.delete_from_swap_cache(&self.pages, page),
+                // Only the slot this reclaim holds: a slot the page joined
+                // meanwhile (a swap-in publishing it) is not this one's to
+                // empty.
+                Mapping::Anon { .. } if held.is_some() => {
+                    self.pages.swap.delete_from_swap_cache(&self.pages, page)
+                }
+                Mapping::Anon { .. } => {}
             }
         }
         if let Some(slot) = held {
@@ -143,12 +149,20 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// on its slot for the caller ([`SwapSpace::put`] it when done): a new
     /// slot, or the one it already has. Some(None): the swap device is
     /// full. None: the page's slot is being freed right now (its last entry
-    /// just went); the page is left for a later pass.
+    /// just went), or the page is a fault's, not yet mapped; the page is
+    /// left for a later pass.
     ///
     /// [`SwapSpace::put`]: crate::rmap::swap::SwapSpace::put
     fn hold_swap_slot(&self, page: PageId) -> Option<Option<u32>> {
         let swap = &self.pages.swap;
         let Some(slot) = self.pages.swap_slot(page) else {
+            if self.pages.mapcount(page) == 0 {
+                // Unmapped and in no swap cache: a page a fault has just
+                // allocated and not yet mapped (a swap-in about to publish
+                // it), which the kernel's reclaim cannot find (not yet on
+                // the LRU, and locked before it enters the swap cache).
+                return None;
+            }
             // A new slot: nobody else knows it yet.
             let slot = swap.add_to_swap(&self.pages, page);
             if let Some(s) = slot {
