@@ -28,21 +28,21 @@ pub const POINTS_DIR: &str = "points";
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResultFile {
     /// A run JSON (`run --json`).
-    Run(RunReport),
+    Run(Box<RunReport>),
     /// A sweep folder or its results.json.
-    Sweep(SweepResults),
+    Sweep(Box<SweepResults>),
 }
 
 /// Read `path`: a sweep folder, a results.json, or a run JSON.
 pub fn read_any(path: &Path) -> Result<ResultFile> {
     if path.is_dir() {
-        return read_sweep(path).map(ResultFile::Sweep);
+        return read_sweep(path).map(|s| ResultFile::Sweep(Box::new(s)));
     }
     let value: Value = read_json(path)?;
     let parsed = if value.get("runs").is_some() {
-        serde_json::from_value(value).map(ResultFile::Sweep)
+        serde_json::from_value(value).map(|s| ResultFile::Sweep(Box::new(s)))
     } else {
-        serde_json::from_value(value).map(ResultFile::Run)
+        serde_json::from_value(value).map(|r| ResultFile::Run(Box::new(r)))
     };
     let file = parsed
         .map_err(|e| Error::usage(format!("{}: not a run or sweep JSON: {e}", path.display())))?;

@@ -254,8 +254,8 @@ mod tests {
     #[test]
     fn the_state_word_decodes_phase_and_writers() {
         assert_eq!(phase(IDLE), Phase::Idle);
-        assert_eq!(phase(ENTER | 3 * WRITER), Phase::Enter);
-        assert_eq!(writers(PASSED | 2 * WRITER), 2);
+        assert_eq!(phase(ENTER | (3 * WRITER)), Phase::Enter);
+        assert_eq!(writers(PASSED | (2 * WRITER)), 2);
         assert_eq!(phase(EXIT), Phase::Exit);
     }
 

@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(keeps_failed_add(alone, false, true), Some(Entry::Steal));
         assert_eq!(keeps_failed_add(alone, false, false), None);
         // Beside other readers, with a writer queued: only a critical reader.
-        let beside = 3 * READER_BIAS | WAITERS;
+        let beside = (3 * READER_BIAS) | WAITERS;
         assert_eq!(keeps_failed_add(beside, false, true), None);
         assert_eq!(keeps_failed_add(beside, true, false), Some(Entry::Critical));
         // Beside a writer: never.

@@ -746,7 +746,7 @@ mod tests {
         assert_eq!(spin_budget_ns(WRITER_LOCKED, true), Some(WRITER_SPIN_NS));
         assert_eq!(spin_budget_ns(WRITER_LOCKED | HANDOFF, true), None);
         // A non-spinnable lock is not spun on, by anyone.
-        assert_eq!(spin_budget_ns(3 * READER_BIAS | NONSPINNABLE, true), None);
+        assert_eq!(spin_budget_ns((3 * READER_BIAS) | NONSPINNABLE, true), None);
     }
 
     #[test]

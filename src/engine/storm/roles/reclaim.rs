@@ -51,7 +51,7 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
             Isolated::Throttle | Isolated::Empty => return OpOutcome::Failed,
         },
     };
-    let page = batch.next().expect("a batch in hand has pages left");
+    let page = batch.next_page().expect("a batch in hand has pages left");
     let outcome = scan_page(ctx, w, &mut batch, page, unmap);
     if batch.drained() {
         putback(ctx, w, batch);
@@ -167,7 +167,7 @@ pub fn direct_reclaim_if_needed<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) {
         got = isolate(ctx, w, true);
     }
     if let Isolated::Batch(mut batch) = got {
-        while let Some(page) = batch.next() {
+        while let Some(page) = batch.next_page() {
             scan_page(ctx, w, &mut batch, page, true);
         }
         putback(ctx, w, batch);

@@ -40,7 +40,7 @@ pub struct LruBatch {
 
 impl LruBatch {
     /// The next page to walk, oldest first.
-    pub fn next(&mut self) -> Option<PageId> {
+    pub fn next_page(&mut self) -> Option<PageId> {
         self.left.pop()
     }
 
@@ -111,7 +111,7 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// they were found: old), then each isolation pin dropped, which frees
     /// a reclaimed page. The ns waited for the lru_lock.
     pub fn putback(&self, mut batch: LruBatch) -> u64 {
-        while let Some(page) = batch.next() {
+        while let Some(page) = batch.next_page() {
             batch.decide(page, Verdict::Old);
         }
         let waited = {

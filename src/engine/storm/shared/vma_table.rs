@@ -176,8 +176,11 @@ impl<P: Platform> Drop for VmaRead<'_, P> {
 pub struct VmaTable<P: Platform> {
     /// Chunk k has `FIRST << k` cells; allocated on first use, never freed,
     /// so a cell never moves while a lookup reads it.
-    chunks: Box<[OnceLock<Box<[VmaCell<P>]>>]>,
+    chunks: Box<[Chunk<P>]>,
 }
+
+/// One chunk of cells, allocated on first use.
+type Chunk<P> = OnceLock<Box<[VmaCell<P>]>>;
 
 impl<P: Platform> VmaTable<P> {
     /// Room for `max_vmas` vmas (an address space's page count bounds them).
