@@ -195,9 +195,11 @@ fn run_once<L: RawRwLock + KindInfo>(plan: &Plan) {
         .into_iter()
         .map(|h| h.join().expect("a model thread failed"))
         .sum();
-    let g = lock
-        .try_write()
-        .expect("lock left held or corrupt after every thread released it");
+    // A blocking write, not a trylock: percpu-rwsem's trylock fails while
+    // its rcu_sync still waits out the last writer's grace period. A lock
+    // left held or corrupt blocks it forever, which shuttle reports as a
+    // deadlock (sleeping kinds) or as running past MAX_STEPS (spinning ones).
+    let g = lock.write();
     assert_eq!(*g, writes, "a write was lost");
 }
 

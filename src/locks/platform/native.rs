@@ -153,6 +153,7 @@ fn spin_for(ns: u64) {
 /// middle of synchronize_rcu()'s 4-32 ms on a busy 2-socket server (Paul E.
 /// McKenney, "Stupid RCU Tricks: How Read-Intensive is The Kernel's Use of
 /// RCU?"), as the default machine profile's `work.rcu_gp_ns`.
+#[cfg(not(shuttle))]
 pub const FALLBACK_GP_NS: u64 = 16_000_000;
 
 /// One host grace period through membarrier, or the fallback sleep.
