@@ -24,12 +24,12 @@
 //! State word, bit map and invariants: see `stealing.rs` (bit 0 is the owner
 //! bit; the reader count stays zero).
 
+use super::LockKind;
 use super::platform::{AtomicInt, Native, Ordering, Platform};
-use super::raw::KindInfo;
+use super::raw::{KindInfo, exclusive_only};
 use super::stats::{self, Event};
 use super::stealing::{Core, Policy, WRITER_LOCKED};
 use super::waitq::ReaderBatch;
-use super::{LockKind, RawRwLock};
 use crate::mode::Mode;
 
 /// Whether the first waiter should reserve the mutex: as soon as it has lost
@@ -86,6 +86,12 @@ impl<P: Platform> Mutex<P> {
     fn try_lock(&self) -> Option<()> {
         self.core.try_steal().then_some(())
     }
+
+    /// mutex_unlock.
+    #[inline]
+    fn unlock(&self, _: ()) {
+        self.core.unlock_write();
+    }
 }
 
 impl<P: Platform> KindInfo for Mutex<P> {
@@ -94,55 +100,14 @@ impl<P: Platform> KindInfo for Mutex<P> {
     const HAS_DOWNGRADE: bool = false;
 }
 
-// SAFETY: WRITER_LOCKED is set only by a CAS from a state without an owner (or
-// by a waker granting a parked thread, same CAS), and every token, read or
-// write, is an exclusive hold.
-unsafe impl<P: Platform> RawRwLock for Mutex<P> {
-    type ReadToken = ();
-    type WriteToken = ();
-    type Platform = P;
-
-    fn new() -> Self {
-        Mutex { core: Core::new() }
-    }
-
-    #[inline]
-    fn lock_shared(&self) {
-        self.lock(Mode::Read);
-    }
-
-    #[inline]
-    fn try_lock_shared(&self) -> Option<()> {
-        self.try_lock()
-    }
-
-    fn lock_shared_critical(&self) {
-        self.lock(Mode::Read);
-    }
-
-    #[inline]
-    unsafe fn unlock_shared(&self, _token: ()) {
-        self.core.unlock_write();
-    }
-
-    #[inline]
-    fn lock_exclusive(&self) {
-        self.lock(Mode::Write);
-    }
-
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<()> {
-        self.try_lock()
-    }
-
-    #[inline]
-    unsafe fn unlock_exclusive(&self, _token: ()) {
-        self.core.unlock_write();
-    }
-
-    /// No downgrade: the hold stays exclusive.
-    unsafe fn downgrade(&self, _token: ()) {}
-}
+exclusive_only!(
+    Mutex,
+    (),
+    Mutex { core: Core::new() },
+    lock,
+    try_lock,
+    unlock
+);
 
 #[cfg(test)]
 mod tests {

@@ -32,10 +32,10 @@
 //!   handoff (or its removal of itself as tail), all inside the owner's slow
 //!   path, so the node may live on the owner's stack.
 
+use super::LockKind;
 use super::platform::{AtomicFlag, AtomicInt, Native, Ordering, Platform};
-use super::raw::KindInfo;
+use super::raw::{KindInfo, exclusive_only};
 use super::spin_wait::SpinWait;
-use super::{LockKind, RawRwLock};
 use crate::mode::Mode;
 use crossbeam_utils::CachePadded;
 
@@ -255,7 +255,7 @@ impl<P: Platform> McsSpinlock<P> {
 
     /// spin_unlock: release, then preemption back on.
     #[inline]
-    fn unlock(&self) {
+    fn unlock(&self, _: ()) {
         self.release();
         P::preempt_enable();
     }
@@ -267,64 +267,21 @@ impl<P: Platform> KindInfo for McsSpinlock<P> {
     const HAS_DOWNGRADE: bool = false;
 }
 
-// SAFETY: LOCKED is set by exactly one thread at a time (a CAS from 0, or the
-// queue head when no one else may set it) and cleared only by the holder's
-// release. Shared requests take the same exclusive path.
-unsafe impl<P: Platform> RawRwLock for McsSpinlock<P> {
-    type ReadToken = ();
-    type WriteToken = ();
-    type Platform = P;
-
-    fn new() -> Self {
-        McsSpinlock {
-            word: P::AtomicUsize::new(0),
-        }
-    }
-
-    #[inline]
-    fn lock_shared(&self) {
-        self.lock(Mode::Read)
-    }
-
-    #[inline]
-    fn try_lock_shared(&self) -> Option<()> {
-        self.try_lock()
-    }
-
-    /// A spinlock has no reader path to be unfair on: the exclusive path.
-    #[inline]
-    fn lock_shared_critical(&self) {
-        self.lock(Mode::Read)
-    }
-
-    #[inline]
-    unsafe fn unlock_shared(&self, _: ()) {
-        self.unlock()
-    }
-
-    #[inline]
-    fn lock_exclusive(&self) {
-        self.lock(Mode::Write)
-    }
-
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<()> {
-        self.try_lock()
-    }
-
-    #[inline]
-    unsafe fn unlock_exclusive(&self, _: ()) {
-        self.unlock()
-    }
-
-    /// No downgrade: the hold stays exclusive.
-    #[inline]
-    unsafe fn downgrade(&self, _: ()) {}
-}
+exclusive_only!(
+    McsSpinlock,
+    (),
+    McsSpinlock {
+        word: P::AtomicUsize::new(0)
+    },
+    lock,
+    try_lock,
+    unlock
+);
 
 #[cfg(all(test, not(shuttle)))]
 mod tests {
     use super::*;
+    use crate::locks::RawRwLock;
 
     const A: usize = 0x1000;
     const B: usize = 0x2000;

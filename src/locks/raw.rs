@@ -6,9 +6,10 @@
 //! carries it in the token. The raw level names mechanisms (`lock_shared`,
 //! `unlock_exclusive`); [`super::guard`] names intent (`read`, `write`).
 //!
-//! Exclusive-only kinds (spinlock, qspinlock, mutex) take the exclusive path for
-//! every shared request, exactly as the kernel did before the rmap locks became
-//! reader-writer locks.
+//! Exclusive-only kinds (tas, spinlock, qspinlock, mutex) take the exclusive
+//! path for every shared request, exactly as the kernel did before the rmap
+//! locks became reader-writer locks; `exclusive_only!` writes that mapping
+//! once for all of them.
 //!
 //! What a kind is, as opposed to what it does, is [`KindInfo`]: constants a
 //! kind chosen at compile time has, and a lock whose kind is chosen at run
@@ -20,6 +21,68 @@
 
 use super::LockKind;
 use super::platform::Platform;
+
+/// The [`RawRwLock`] of an exclusive-only kind (`$ty<P>`, tokens `$token`):
+/// a read, critical or not, takes the exclusive path as a request of mode
+/// Read (for its statistics), and a downgrade keeps the hold exclusive. The
+/// kind provides `$new` and the inherent `$lock(Mode) -> $token`,
+/// `$try() -> Option<$token>` and `$unlock($token)`.
+macro_rules! exclusive_only {
+    ($ty:ident, $token:ty, $new:expr, $lock:ident, $try:ident, $unlock:ident) => {
+        // SAFETY: the kind's inherent lock grants one holder at a time, and
+        // every mode takes it.
+        unsafe impl<P: Platform> $crate::locks::RawRwLock for $ty<P> {
+            type ReadToken = $token;
+            type WriteToken = $token;
+            type Platform = P;
+
+            fn new() -> Self {
+                $new
+            }
+
+            #[inline]
+            fn lock_shared(&self) -> $token {
+                self.$lock($crate::mode::Mode::Read)
+            }
+
+            #[inline]
+            fn try_lock_shared(&self) -> Option<$token> {
+                self.$try()
+            }
+
+            #[inline]
+            fn lock_shared_critical(&self) -> $token {
+                self.$lock($crate::mode::Mode::Read)
+            }
+
+            #[inline]
+            unsafe fn unlock_shared(&self, held: $token) {
+                self.$unlock(held)
+            }
+
+            #[inline]
+            fn lock_exclusive(&self) -> $token {
+                self.$lock($crate::mode::Mode::Write)
+            }
+
+            #[inline]
+            fn try_lock_exclusive(&self) -> Option<$token> {
+                self.$try()
+            }
+
+            #[inline]
+            unsafe fn unlock_exclusive(&self, held: $token) {
+                self.$unlock(held)
+            }
+
+            #[inline]
+            unsafe fn downgrade(&self, held: $token) -> $token {
+                held
+            }
+        }
+    };
+}
+pub(crate) use exclusive_only;
 
 /// A raw reader-writer lock.
 ///

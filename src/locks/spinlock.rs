@@ -23,10 +23,10 @@
 //! falls off the top of the word, and [`release_delta`] keeps the head's
 //! from spilling into the tail.
 
+use super::LockKind;
 use super::platform::{AtomicInt, Native, Ordering, Platform};
-use super::raw::KindInfo;
+use super::raw::{KindInfo, exclusive_only};
 use super::spin_wait::SpinWait;
-use super::{LockKind, RawRwLock};
 use crate::mode::Mode;
 
 /// One arrival's increment of the word: the next ticket.
@@ -189,63 +189,21 @@ impl<P: Platform> KindInfo for TicketSpinlock<P> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ticket(u16);
 
-unsafe impl<P: Platform> RawRwLock for TicketSpinlock<P> {
-    type ReadToken = Ticket;
-    type WriteToken = Ticket;
-    type Platform = P;
-
-    fn new() -> Self {
-        TicketSpinlock {
-            word: P::AtomicU32::new(0),
-        }
-    }
-
-    #[inline]
-    fn lock_shared(&self) -> Ticket {
-        self.acquire(Mode::Read)
-    }
-
-    #[inline]
-    fn try_lock_shared(&self) -> Option<Ticket> {
-        self.try_acquire()
-    }
-
-    /// A spinlock has no reader path to be unfair on: the exclusive path.
-    #[inline]
-    fn lock_shared_critical(&self) -> Ticket {
-        self.acquire(Mode::Read)
-    }
-
-    #[inline]
-    unsafe fn unlock_shared(&self, held: Ticket) {
-        self.release(held)
-    }
-
-    #[inline]
-    fn lock_exclusive(&self) -> Ticket {
-        self.acquire(Mode::Write)
-    }
-
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<Ticket> {
-        self.try_acquire()
-    }
-
-    #[inline]
-    unsafe fn unlock_exclusive(&self, held: Ticket) {
-        self.release(held)
-    }
-
-    /// No downgrade: the hold stays exclusive.
-    #[inline]
-    unsafe fn downgrade(&self, held: Ticket) -> Ticket {
-        held
-    }
-}
+exclusive_only!(
+    TicketSpinlock,
+    Ticket,
+    TicketSpinlock {
+        word: P::AtomicU32::new(0)
+    },
+    acquire,
+    try_acquire,
+    release
+);
 
 #[cfg(all(test, not(shuttle)))]
 mod tests {
     use super::*;
+    use crate::locks::RawRwLock;
 
     #[test]
     fn word_round_trips_and_halves_are_where_documented() {

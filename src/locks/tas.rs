@@ -25,10 +25,10 @@
 //! Decrements cannot wrap in practice: a word goes down by at most one per
 //! waiter per release it sees.
 
+use super::LockKind;
 use super::platform::{AtomicInt, Native, Ordering, Platform};
-use super::raw::KindInfo;
+use super::raw::{KindInfo, exclusive_only};
 use super::spin_wait::SpinWait;
-use super::{LockKind, RawRwLock};
 use crate::mode::Mode;
 
 /// The word of a free lock.
@@ -104,7 +104,7 @@ impl<P: Platform> TasSpinlock<P> {
 
     /// __raw_spin_unlock: `movl $1`, then preemption back on.
     #[inline]
-    fn unlock(&self) {
+    fn unlock(&self, _: ()) {
         self.word.store(FREE, Ordering::Release);
         P::preempt_enable();
     }
@@ -116,65 +116,21 @@ impl<P: Platform> KindInfo for TasSpinlock<P> {
     const HAS_DOWNGRADE: bool = false;
 }
 
-// SAFETY: the word goes from positive to 0 only through the holder's
-// decrement or exchange, any other decrement or exchange leaves it at or
-// below 0, and only the holder stores FREE. Shared requests take the same
-// exclusive path.
-unsafe impl<P: Platform> RawRwLock for TasSpinlock<P> {
-    type ReadToken = ();
-    type WriteToken = ();
-    type Platform = P;
-
-    fn new() -> Self {
-        TasSpinlock {
-            word: P::AtomicU32::new(FREE),
-        }
-    }
-
-    #[inline]
-    fn lock_shared(&self) {
-        self.lock(Mode::Read)
-    }
-
-    #[inline]
-    fn try_lock_shared(&self) -> Option<()> {
-        self.try_lock()
-    }
-
-    /// A spinlock has no reader path to be unfair on: the exclusive path.
-    #[inline]
-    fn lock_shared_critical(&self) {
-        self.lock(Mode::Read)
-    }
-
-    #[inline]
-    unsafe fn unlock_shared(&self, _: ()) {
-        self.unlock()
-    }
-
-    #[inline]
-    fn lock_exclusive(&self) {
-        self.lock(Mode::Write)
-    }
-
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<()> {
-        self.try_lock()
-    }
-
-    #[inline]
-    unsafe fn unlock_exclusive(&self, _: ()) {
-        self.unlock()
-    }
-
-    /// No downgrade: the hold stays exclusive.
-    #[inline]
-    unsafe fn downgrade(&self, _: ()) {}
-}
+exclusive_only!(
+    TasSpinlock,
+    (),
+    TasSpinlock {
+        word: P::AtomicU32::new(FREE)
+    },
+    lock,
+    try_lock,
+    unlock
+);
 
 #[cfg(all(test, not(shuttle)))]
 mod tests {
     use super::*;
+    use crate::locks::RawRwLock;
 
     #[test]
     fn only_a_decrement_of_the_free_word_takes_it() {
