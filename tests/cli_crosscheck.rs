@@ -6,23 +6,18 @@
 //! file untouched. Nothing here asserts that the error is small: that is
 //! what the table is for.
 
+mod common;
+
+use common::text;
 use rmap_storm::report::units::fmt_rate;
 use rmap_storm::results::RunReport;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const BEGIN: &str = "<!-- crosscheck:begin -->";
 const END: &str = "<!-- crosscheck:end -->";
 
 fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::rmap_storm("", args)
 }
 
 /// The quick cross-check's arguments, with `extra`'s flags replacing the

@@ -3,21 +3,15 @@
 //! sizes are not the claims'), the same table twice on the simulator, and
 //! bad input as one line and exit 2.
 
+mod common;
+
+use common::text;
 use rmap_storm::results::reproduce::ScenarioReport;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn reproduce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
-        .arg("reproduce")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::rmap_storm("reproduce", args)
 }
 
 fn scenarios() -> Vec<PathBuf> {

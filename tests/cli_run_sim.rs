@@ -3,21 +3,15 @@
 //! same seed, the preemption model changes what the kernel's would, and bad
 //! simulator input is one line and exit 2 with nothing written.
 
+mod common;
+
+use common::text;
 use rmap_storm::results::RunReport;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
-        .arg("run")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::rmap_storm("run", args)
 }
 
 /// The run's JSON as written, and as parsed.

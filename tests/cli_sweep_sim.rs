@@ -3,20 +3,16 @@
 //! how many rayon threads ran the points, plots that name the engine and the
 //! CPUs, and bad simulator input as one line and exit 2 with no folder.
 
+mod common;
+
 use rmap_storm::fileio::results::read_sweep;
 use rmap_storm::report::csv;
 use rmap_storm::results::{EngineKind, XAxis};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn sweep(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
-        .arg("sweep")
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
+    common::rmap_storm_env("sweep", args, env)
 }
 
 fn stderr(out: &Output) -> String {

@@ -1,6 +1,9 @@
 //! `rmap-storm torture` through the real binary: every kind passes a short
 //! synchro-test style run, and bad input is one line on stderr with exit 2.
 
+mod common;
+
+use common::text;
 use rmap_storm::locks::LockKind;
 use std::process::{Command, Output};
 
@@ -10,10 +13,6 @@ fn torture(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The line of `stdout` starting with `label`, e.g. locktorture's `Writes:`.
