@@ -155,8 +155,21 @@ impl<L: RawRwLock> SharedWorld<L> {
     /// [`SwapSpace::put`]: crate::rmap::swap::SwapSpace::put
     fn hold_swap_slot(&self, page: PageId) -> Option<Option<u32>> {
         let swap = &self.pages.swap;
+        // The mapcount first, `folio->swap` after it: a swap-in publishes
+        // its page in the swap cache (read_in sets `folio->swap`) before it
+        // maps it, so a page seen mapped and then in no swap cache is in
+        // none for good (only this reclaim, holding the page lock, adds
+        // one). Read the other way round, a swap-in could publish and map
+        // the page in between: add_to_swap would then hand back that slot as
+        // if new and count it blind (dup), while the faulter puts the slot's
+        // last entry and frees it, and the slot was freed twice. The kernel
+        // needs no such order: the swap-in folio is locked before it enters
+        // the swap cache (swap_cache_alloc_folio, __folio_set_locked) and
+        // until do_swap_page has mapped it, so shrink_folio_list's
+        // folio_trylock fails on it.
+        let mapped = self.pages.mapcount(page) > 0;
         let Some(slot) = self.pages.swap_slot(page) else {
-            if self.pages.mapcount(page) == 0 {
+            if !mapped {
                 // Unmapped and in no swap cache: a page a fault has just
                 // allocated and not yet mapped (a swap-in about to publish
                 // it), which the kernel's reclaim cannot find (not yet on
