@@ -43,6 +43,7 @@ fn spec() -> WorldSpec {
         file_mappers: 10,
         rmap: Default::default(),
         file_unlink: Default::default(),
+        find_vma_cache: Default::default(),
     }
 }
 
@@ -466,6 +467,7 @@ fn small<L: RawRwLock>() -> SharedWorld<L> {
         file_mappers: 3,
         rmap: Default::default(),
         file_unlink: Default::default(),
+        find_vma_cache: Default::default(),
         ..spec()
     };
     SharedWorld::new(World::build(&spec), LockKind::Rwsem, Costs::default(), 1)
@@ -659,6 +661,7 @@ fn a_file_fault_never_maps_a_page_reclaim_freed() {
         file_mappers: 1,
         rmap: Default::default(),
         file_unlink: Default::default(),
+        find_vma_cache: Default::default(),
         ..spec()
     };
     // Two pages: one cached, one for the fault to allocate while the other
@@ -705,6 +708,7 @@ fn fork_never_maps_a_page_reclaim_freed() {
         file_mappers: 0,
         rmap: Default::default(),
         file_unlink: Default::default(),
+        find_vma_cache: Default::default(),
         ..spec()
     };
     let cap = Capacity { mms: 4, pages: 16 };

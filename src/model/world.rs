@@ -16,6 +16,8 @@
 //! file_mappers = 0     # tasks mapping each file
 //! rmap = "chain"       # chain (anon_vma_chain, 2.6.34+) | list (2.6.2x)
 //! file_unlink = "batch" # batch (unlink_file_vma_batch, 2024+) | single
+//! find_vma_cache = "none" # none (maple tree, 6.1+) | task (vmacache,
+//!                      # 3.15-6.0) | mm (one mm->mmap_cache, before 3.15)
 //! ```
 //!
 //! Address-space layout of every task (the same in all, so children inherit
@@ -85,6 +87,22 @@ impl FileUnlink {
     }
 }
 
+/// The cache find_vma consults before walking the mm's vma tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindVmaCache {
+    /// No cache (6.1+: the maple tree replaced vmacache).
+    #[default]
+    None,
+    /// Per-thread vmacache validated by `mm->vmacache_seqnum` (3.15-6.0,
+    /// Davidlohr Bueso's 615d6e8756c8; Eric Dumazet's 2007 proposal): a
+    /// lookup reads the shared sequence number, every vma change bumps it.
+    Task,
+    /// One `mm->mmap_cache` (before 3.15): a lookup that misses it writes
+    /// it, so threads faulting in different vmas bounce its line.
+    Mm,
+}
+
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorldSpec {
@@ -112,6 +130,9 @@ pub struct WorldSpec {
     /// How exit/munmap unlinks file vmas: `batch` (2024+) or `single`.
     #[serde(default)]
     pub file_unlink: FileUnlink,
+    /// find_vma's cache: `none` (6.1+), `task` (3.15-6.0) or `mm` (before).
+    #[serde(default)]
+    pub find_vma_cache: FindVmaCache,
 }
 
 fn default_seed() -> u64 {
@@ -138,6 +159,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("file_mappers", "1..=world.tasks when files > 0"),
     ("rmap", "chain, list"),
     ("file_unlink", "batch, single"),
+    ("find_vma_cache", "none, task, mm"),
 ];
 
 // Upper bounds. Tasks: AIM7 ran "10s of thousands of tasks" (seed 004); a
@@ -377,6 +399,7 @@ mod tests {
             file_mappers: 2,
             rmap: RmapLayout::Chain,
             file_unlink: FileUnlink::Batch,
+            find_vma_cache: FindVmaCache::None,
         }
     }
 

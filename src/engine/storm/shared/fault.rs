@@ -87,6 +87,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let Some(found) = m.vma(addr) else {
             return Ok(None);
         };
+        mslot.find_vma.lookup(self.era.find_vma_cache, found.start);
         let mut vma = found.clone();
         vma.anon = mslot.vmas.anon_of(found);
         if vma.anon.is_none() && (vma.is_anon() || (write && vma.is_private())) {

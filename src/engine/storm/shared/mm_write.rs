@@ -9,6 +9,7 @@ use crate::locks::AnyLock;
 use crate::locks::guard::{ReadGuard, WriteGuard};
 use crate::locks::platform::Platform;
 use crate::rmap::Mm;
+use crate::rmap::era::FindVmaCache;
 use std::ops::{Deref, DerefMut};
 
 /// A held mmap_lock WRITE; mmap_write_unlock on drop.
@@ -17,11 +18,12 @@ pub(super) struct MmWrite<'a, P: Platform> {
     /// Some until drop or [`downgrade`](Self::downgrade) takes it.
     guard: Option<WriteGuard<'a, AnyLock<P>, Option<Mm>>>,
     per_vma: bool,
+    find_vma_cache: FindVmaCache,
 }
 
 impl<'a, P: Platform> MmWrite<'a, P> {
     /// mmap_write_lock, then fold the vma cells' anon links into the mm.
-    pub(super) fn lock(slot: &'a MmSlot<P>, per_vma: bool) -> Self {
+    pub(super) fn lock(slot: &'a MmSlot<P>, per_vma: bool, find_vma_cache: FindVmaCache) -> Self {
         let mut guard = slot.mm.write();
         if let Some(m) = guard.as_mut() {
             slot.vmas.fold(m);
@@ -30,6 +32,7 @@ impl<'a, P: Platform> MmWrite<'a, P> {
             slot,
             guard: Some(guard),
             per_vma,
+            find_vma_cache,
         }
     }
 
@@ -50,9 +53,12 @@ impl<'a, P: Platform> MmWrite<'a, P> {
         guard.downgrade()
     }
 
+    /// What mmap_write_unlock (or the downgrade) publishes: the vma cells,
+    /// and find_vma's cache invalidated (vmacache_invalidate).
     fn sync(&self) {
         if let Some(g) = &self.guard {
             self.slot.vmas.sync(g.as_ref(), self.per_vma);
+            self.slot.find_vma.invalidate(self.find_vma_cache);
         }
     }
 }

@@ -73,6 +73,7 @@
 
 mod exec;
 mod fault;
+mod find_vma;
 mod fork;
 mod lru;
 mod mm_write;
@@ -98,6 +99,7 @@ use crate::rmap::lru::Lru;
 use crate::rmap::pte::PageTables;
 use crate::rmap::slots::{IdAlloc, SlotTable};
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
+use find_vma::FindVmaLines;
 use mm_write::MmWrite;
 use page_lock::PageLocks;
 use spin::SpinLock;
@@ -111,6 +113,7 @@ struct MmSlot<P: Platform> {
     mm: RwLock<AnyLock<P>, Option<Mm>>,
     page_table_lock: SpinLock<P, ()>,
     vmas: VmaTable<P>,
+    find_vma: FindVmaLines<P>,
 }
 
 impl<P: Platform> MmSlot<P> {
@@ -119,6 +122,7 @@ impl<P: Platform> MmSlot<P> {
             mm: RwLock::with_raw(AnyLock::of(kind), LockClass::MmapLock, mm),
             page_table_lock: SpinLock::new(()),
             vmas: VmaTable::new(va_pages),
+            find_vma: FindVmaLines::new(),
         }
     }
 }
@@ -320,7 +324,11 @@ impl<L: RawRwLock> SharedWorld<L> {
 
     /// mmap_write_lock of `mm` (None if its slot was never grown).
     fn mm_write(&self, mm: MmId) -> Option<MmWrite<'_, L::Platform>> {
-        Some(MmWrite::lock(self.mm_slot(mm)?, self.per_vma()))
+        Some(MmWrite::lock(
+            self.mm_slot(mm)?,
+            self.per_vma(),
+            self.era.find_vma_cache,
+        ))
     }
 
     /// The slot of a family some live object names (its chunk exists).
