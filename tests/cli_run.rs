@@ -31,13 +31,7 @@ fn run_json(args: &[&str]) -> RunReport {
 
 #[test]
 fn every_shipped_model_runs_for_200ms_and_reports() {
-    let mut models: Vec<_> =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-    models.sort();
+    let models = common::shipped_models();
     assert!(models.len() >= 7, "a model per seed scenario: {models:?}");
     for model in models {
         let m = model.to_str().unwrap();

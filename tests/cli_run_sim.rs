@@ -47,13 +47,7 @@ fn without_wall_clock(mut v: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn every_shipped_model_runs_on_four_virtual_cpus() {
-    let mut models: Vec<_> =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-    models.sort();
+    let models = common::shipped_models();
     for model in models {
         let m = model.to_str().unwrap();
         let (_, r) = run_json(&[m, "--cpus", "4", "--duration", "5ms"]);
