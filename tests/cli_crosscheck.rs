@@ -84,7 +84,9 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
     let cells = data_row(&table);
     assert_eq!(cells[..4], ["synchro", "monitor", "1", "rwsem"], "{table}");
     // The sim column is the simulator's own figure for this point and seed
-    // (deterministic), formatted as the table formats rates.
+    // (deterministic), formatted as the table formats rates, under the
+    // cross-check's default preemption model: user-space threads.
+    assert!(table.contains("preempt user"), "{table}");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("sim.json");
     let run = bin(&[
@@ -92,6 +94,8 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
         "models/synchro.toml",
         "--engine",
         "sim",
+        "--preempt",
+        "user",
         "--cpus",
         "1",
         "--threads",

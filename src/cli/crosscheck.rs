@@ -62,8 +62,9 @@ pub struct Args {
     /// The first repeat's seed [default: each model's world.seed]
     #[arg(long)]
     pub seed: Option<u64>,
-    /// The simulator's preemption model
-    #[arg(long, value_enum, default_value_t = Preempt::default())]
+    /// The simulator's preemption model. `user` by default: the native
+    /// runs are user-space threads, preemptible anywhere, spinning or not
+    #[arg(long, value_enum, default_value_t = Preempt::User)]
     pub preempt: Preempt,
     /// Also write the table into this file, between the lines
     /// `<!-- crosscheck:begin -->` and `<!-- crosscheck:end -->`

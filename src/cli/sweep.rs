@@ -279,8 +279,10 @@ fn config(point: &SweepPoint) -> Result<RunConfig> {
 fn engine_args(engine: &SweepEngine) -> Result<EngineArgs> {
     let preempt = match &engine.preempt {
         Some(name) => Some(Preempt::from_str(name, false).map_err(|_| {
+            let allowed: Vec<_> = Preempt::value_variants().iter().map(|p| p.name()).collect();
             Error::usage(format!(
-                "--preempt: unknown model '{name}' (allowed: none, voluntary, full)"
+                "--preempt: unknown model '{name}' (allowed: {})",
+                allowed.join(", ")
             ))
         })?),
         None => None,

@@ -14,7 +14,7 @@
 //! with preemption disabled, so the CPU it waits for is always running. In a
 //! user process a holder (or the next ticket) can be preempted, and on an
 //! oversubscribed machine pure spinning then burns whole time slices. So on a
-//! platform whose spinners yield ([`Platform::SPINNERS_YIELD`]), after
+//! platform whose spinners yield ([`Platform::spinners_yield`]), after
 //! [`SPIN_POLLS_BEFORE_YIELD`] polls a waiter yields its CPU on every poll.
 //!
 //! Measuring a wait must not lengthen the critical section it ends in, nor
@@ -107,7 +107,7 @@ impl<P: Platform> SpinWait<P> {
     #[inline]
     pub fn poll(&mut self) {
         self.polls += 1;
-        if P::SPINNERS_YIELD && self.polls > SPIN_POLLS_BEFORE_YIELD {
+        if P::spinners_yield() && self.polls > SPIN_POLLS_BEFORE_YIELD {
             P::yield_now();
         } else {
             P::spin_hint();

@@ -384,6 +384,20 @@ impl Kernel {
         }
     }
 
+    /// cpu_relax() in an unbounded busy-wait. A kernel spinner waits for a
+    /// write to what it read (it polls at a constant rate and nothing else
+    /// can run on its CPU); a user-space one ([`Preempt::User`]) polls once,
+    /// since its poll count decides when it yields and each poll is a point
+    /// where the tick may preempt it.
+    pub fn spin_hint(&mut self) -> Suspend {
+        if self.preempt == Preempt::User {
+            let one = self.now() + self.costs.pause;
+            self.spin(Some(one))
+        } else {
+            self.spin(None)
+        }
+    }
+
     /// cpu_relax() in a busy-wait: if nothing the thread read since its last
     /// hint has changed, wait (spinning, on the CPU) until one of those lines
     /// is written or `deadline` passes; otherwise one PAUSE.
@@ -442,7 +456,7 @@ impl Kernel {
     /// preempt-disabled sections.
     fn preemptible(&self, user: bool) -> bool {
         let t = &self.threads[self.current as usize];
-        user || (self.preempt == Preempt::Full && t.preempt_count == 0)
+        user || self.preempt.preempts_kernel(t.preempt_count)
     }
 
     // ---- preemption ----
@@ -464,7 +478,8 @@ impl Kernel {
         }
         let (cpu, now) = (self.cpu(), self.now());
         let user = point == Point::UserReturn;
-        if (user || self.threads[self.current as usize].preempt_count == 0)
+        let count = self.threads[self.current as usize].preempt_count;
+        if (user || count == 0 || self.preempt == Preempt::User)
             && self.cpus[cpu].resched_due(&self.costs.sched, now)
         {
             self.switch_out(Leave::Preempted);
@@ -670,8 +685,8 @@ impl Kernel {
         let preempt = self.preempt;
         let t = &mut self.threads[cur as usize];
         let interruptible = match t.wait {
-            Wait::Work { user } => user || (preempt == Preempt::Full && t.preempt_count == 0),
-            Wait::Spin => preempt == Preempt::Full && t.preempt_count == 0,
+            Wait::Work { user } => user || preempt.preempts_kernel(t.preempt_count),
+            Wait::Spin => preempt.preempts_kernel(t.preempt_count),
             Wait::Turn | Wait::Move => false,
         };
         let at = at.max(t.now);

@@ -17,7 +17,7 @@
 
 use super::cache::{Access, LineId};
 use super::kernel::{Go, Kernel, Suspend};
-use super::sched::Point;
+use super::sched::{Point, Preempt};
 use crate::locks::platform::{
     AtomicFlag, AtomicInt, FilterOp, ParkResult, ParkToken, Platform, UnparkResult, UnparkToken,
 };
@@ -147,15 +147,18 @@ impl Platform for Sim {
     type AtomicU32 = SimAtomic<AtomicU32>;
     type AtomicUsize = SimAtomic<AtomicUsize>;
 
-    /// Spinners run with preemption disabled, as in the kernel.
-    const SPINNERS_YIELD: bool = false;
+    /// Spinners run with preemption disabled, as in the kernel; under
+    /// `--preempt user` they are user-space threads and yield as natively.
+    fn spinners_yield() -> bool {
+        with_kernel(|k| k.preempt == Preempt::User).unwrap_or(false)
+    }
 
     /// Virtual time is free to read: a timed spin ends exactly at its bound.
     const SPINS_PER_CLOCK_READ: u64 = 1;
 
     #[inline]
     fn spin_hint() {
-        step(|k| k.spin(None));
+        step(Kernel::spin_hint);
     }
 
     #[inline]

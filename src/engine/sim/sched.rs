@@ -40,6 +40,12 @@ pub enum Preempt {
     /// Anywhere outside a preempt-disabled (spinning or spinlock-holding)
     /// section.
     Full,
+    /// Not a kernel's: user-space threads, as the native engine runs them.
+    /// Anywhere, spinning or holding a spinlock included, since user space
+    /// cannot disable preemption. For checking the simulator against this
+    /// machine (`crosscheck`), where a preempted ticket-lock holder or next
+    /// waiter stalls every spinner until its CPU's slice ends.
+    User,
 }
 
 impl Preempt {
@@ -48,6 +54,17 @@ impl Preempt {
             Preempt::None => "none",
             Preempt::Voluntary => "voluntary",
             Preempt::Full => "full",
+            Preempt::User => "user",
+        }
+    }
+
+    /// Whether kernel work (not a return to user) may be preempted with
+    /// `preempt_count` preempt_disable()s outstanding.
+    pub fn preempts_kernel(self, preempt_count: u32) -> bool {
+        match self {
+            Preempt::None | Preempt::Voluntary => false,
+            Preempt::Full => preempt_count == 0,
+            Preempt::User => true,
         }
     }
 }
@@ -74,7 +91,7 @@ impl Point {
         match self {
             Point::UserReturn | Point::CondResched => true,
             Point::MightSleep => model != Preempt::None,
-            Point::Anywhere => model == Preempt::Full,
+            Point::Anywhere => matches!(model, Preempt::Full | Preempt::User),
         }
     }
 }
@@ -274,5 +291,7 @@ mod tests {
         assert!(MightSleep.switches_under(Preempt::Voluntary));
         assert!(!Anywhere.switches_under(Preempt::Voluntary));
         assert!(Anywhere.switches_under(Preempt::Full));
+        assert!(Anywhere.switches_under(Preempt::User));
+        assert!(!Preempt::Full.preempts_kernel(1) && Preempt::User.preempts_kernel(1));
     }
 }

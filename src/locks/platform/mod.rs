@@ -44,8 +44,10 @@ pub trait Platform: Sized + Send + Sync + 'static {
     /// in user space, where the holder (or the next ticket) can be preempted
     /// and pure spinning would burn its time slices; false where spinners
     /// run, as in the kernel, with preemption disabled (see
-    /// `spin_wait::SPIN_POLLS_BEFORE_YIELD`).
-    const SPINNERS_YIELD: bool;
+    /// `spin_wait::SPIN_POLLS_BEFORE_YIELD`). A function, not a constant: the
+    /// simulator's threads are kernel threads or, under `--preempt user`,
+    /// user-space ones.
+    fn spinners_yield() -> bool;
 
     /// Spin iterations between clock reads in a time-bounded spin. The
     /// kernel's rwsem_optimistic_spin checks its time threshold "once every

@@ -32,7 +32,10 @@ impl Platform for Native {
 
     /// User space: a holder can be preempted, so long spins yield. Under
     /// shuttle every poll already yields to the checker.
-    const SPINNERS_YIELD: bool = cfg!(not(shuttle));
+    #[inline]
+    fn spinners_yield() -> bool {
+        cfg!(not(shuttle))
+    }
 
     // rwsem.c rwsem_optimistic_spin: "check time threshold once every 16
     // iterations"; a clock read costs tens of ns here too (vDSO clock_gettime).
