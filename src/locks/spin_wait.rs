@@ -107,7 +107,7 @@ impl<P: Platform> SpinWait<P> {
     #[inline]
     pub fn poll(&mut self) {
         self.polls += 1;
-        if P::spinners_yield() && self.polls > SPIN_POLLS_BEFORE_YIELD {
+        if self.polls > SPIN_POLLS_BEFORE_YIELD && P::spinners_yield() {
             P::yield_now();
         } else {
             P::spin_hint();

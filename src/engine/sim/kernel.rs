@@ -389,6 +389,7 @@ impl Kernel {
     /// can run on its CPU); a user-space one ([`Preempt::User`]) polls once,
     /// since its poll count decides when it yields and each poll is a point
     /// where the tick may preempt it.
+    #[inline]
     pub fn spin_hint(&mut self) -> Suspend {
         if self.preempt == Preempt::User {
             let one = self.now() + self.costs.pause;

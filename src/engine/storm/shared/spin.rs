@@ -116,7 +116,7 @@ pub fn spin_until<P: Platform>(mut ready: impl FnMut() -> bool) {
     let mut polls = 0u64;
     while !ready() {
         polls += 1;
-        if P::spinners_yield() && polls > SPIN_POLLS_BEFORE_YIELD {
+        if polls > SPIN_POLLS_BEFORE_YIELD && P::spinners_yield() {
             P::yield_now();
         } else {
             P::spin_hint();
