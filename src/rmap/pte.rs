@@ -204,10 +204,10 @@ pub struct PteWalk<'a> {
 /// chunk, at a scrambled position. The kernel's page-table pages come from
 /// the page allocator, scattered over physical memory; laid out in mm order
 /// they would sit at one constant stride, which the hardware prefetchers
-/// follow through a walk over 10,000 children (measured: 99 ns per vma
-/// visited on a cold tree in mm order; `cargo bench --bench rmap --
-/// page_referenced_10k_cold`), and a walk would not pay the kernel's
-/// dependent misses. A bijection within each chunk keeps the memory
+/// follow through a walk over 10,000 children, and a walk would not pay
+/// the kernel's dependent misses (measured on a cold tree with `cargo bench
+/// --bench rmap -- page_referenced_10k_cold`: 77-99 ns per vma visited in
+/// mm order, 478-601 ns scattered). A bijection within each chunk keeps the memory
 /// footprint as it was (chunks are still allocated as mms first use them).
 #[derive(Clone, Copy)]
 struct Scatter {
