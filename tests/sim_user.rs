@@ -50,3 +50,34 @@ fn a_preempted_ticket_holder_stalls_user_space_spinners_only() {
         "kernel (full preemption): the ticket lock made {full:.2}x the tas lock's; with no spinner or holder preempted they should match"
     );
 }
+
+/// A user-space spinner waiting on its own CPU for a preempted holder (here
+/// of a sleeping lock's wait_lock) is switched out when its slice ends, so
+/// the holder runs again: synchro on 2 CPUs (7 threads) ends on time, where
+/// it once spun until the watchdog cut it off.
+#[test]
+fn a_spinner_behind_a_preempted_holder_gives_its_cpu_away() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "run",
+            "models/synchro.toml",
+            "--engine",
+            "sim",
+            "--cpus",
+            "2",
+            "--threads",
+            "4",
+            "--lock",
+            "rwsem",
+            "--preempt",
+            "user",
+            "--duration",
+            "500ms",
+        ])
+        .output()
+        .expect("rmap-storm runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("watchdog"), "{stdout}");
+}

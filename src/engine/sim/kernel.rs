@@ -424,7 +424,21 @@ impl Kernel {
         if let Some(d) = deadline_ps {
             self.events.push(d, me, g);
         }
+        self.cut_spin_at_slice_end();
         Suspend::Yes
+    }
+
+    /// A spin that a preemption may interrupt (`Preempt::User`, or full
+    /// preemption outside preempt-disabled code) ends at the end of its CPU's
+    /// slice when another thread waits for the CPU, so that the tick can
+    /// switch a spinner out. Otherwise a spinner waiting for a preempted
+    /// holder on its own CPU would wait forever.
+    fn cut_spin_at_slice_end(&mut self) {
+        let cpu = self.cpu();
+        if let Some(end) = self.cpus[cpu].slice_end(&self.costs.sched) {
+            let at = end.max(self.now());
+            self.kick(cpu, at);
+        }
     }
 
     // ---- work ----
@@ -548,6 +562,7 @@ impl Kernel {
             let g = t.generation;
             let slot = self.lines.slot(key);
             self.lines.watch(slot, me, g);
+            self.cut_spin_at_slice_end();
             return Suspend::Yes;
         }
         self.held_buckets.insert(key, self.current);

@@ -318,6 +318,8 @@ fn lock_bucket(key: usize) {
             with_kernel(|k| k.accessed(Access::Rmw, moved));
         } else {
             suspend();
+            // Only a user-space waiter (`Preempt::User`) is switched out here.
+            preempt_point(Point::Anywhere);
         }
     }
 }
