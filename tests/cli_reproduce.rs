@@ -15,14 +15,7 @@ fn reproduce(args: &[&str]) -> Output {
 }
 
 fn scenarios() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/reproduce");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    paths
+    common::toml_files("models/reproduce")
 }
 
 fn name(path: &Path) -> String {

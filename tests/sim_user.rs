@@ -8,6 +8,8 @@
 //! ticket lock runs as fast as the tas one. Neither is written into the
 //! simulator: both come from the scheduler running the locks' own code.
 
+mod common;
+
 use rmap_storm::engine::sim::{Preempt, SimSpec};
 use rmap_storm::locks::LockKind;
 use rmap_storm::model::machine::{self, MachineProfile};
@@ -57,10 +59,9 @@ fn a_preempted_ticket_holder_stalls_user_space_spinners_only() {
 /// it once spun until the watchdog cut it off.
 #[test]
 fn a_spinner_behind_a_preempted_holder_gives_its_cpu_away() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rmap-storm"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "run",
+    let out = common::rmap_storm(
+        "run",
+        &[
             "models/synchro.toml",
             "--engine",
             "sim",
@@ -74,10 +75,9 @@ fn a_spinner_behind_a_preempted_holder_gives_its_cpu_away() {
             "user",
             "--duration",
             "500ms",
-        ])
-        .output()
-        .expect("rmap-storm runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        ],
+    );
+    let stdout = common::text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(!stdout.contains("watchdog"), "{stdout}");
 }

@@ -28,14 +28,20 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Every model file shipped in models/ (not its subfolders), sorted.
-pub fn shipped_models() -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let mut models: Vec<_> = std::fs::read_dir(dir)
+/// Every `.toml` file in the crate's folder `dir` (not its subfolders),
+/// sorted.
+pub fn toml_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
-    models.sort();
-    models
+    files.sort();
+    files
+}
+
+/// Every model file shipped in models/ (not its subfolders), sorted.
+pub fn shipped_models() -> Vec<std::path::PathBuf> {
+    toml_files("models")
 }
