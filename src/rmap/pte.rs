@@ -207,8 +207,9 @@ pub struct PteWalk<'a> {
 /// follow through a walk over 10,000 children, and a walk would not pay
 /// the kernel's dependent misses (measured on a cold tree with `cargo bench
 /// --bench rmap -- page_referenced_10k_cold`: 77-99 ns per vma visited in
-/// mm order, 478-601 ns scattered). A bijection within each chunk keeps the memory
-/// footprint as it was (chunks are still allocated as mms first use them).
+/// mm order, 478-601 ns scattered). A bijection within each chunk keeps the
+/// memory footprint as it was (chunks are still allocated as mms first use
+/// them).
 #[derive(Clone, Copy)]
 struct Scatter {
     /// log2 of the slots per chunk (every table here has the same).
@@ -242,7 +243,6 @@ impl Scatter {
 struct Level {
     width: usize,
     shift: u32,
-    scatter: Scatter,
     store: Chunked<AtomicU32>,
 }
 
@@ -257,9 +257,6 @@ impl Level {
         Level {
             width,
             shift,
-            scatter: Scatter {
-                bits: chunk_slots.ilog2(),
-            },
             store: Chunked::new((1usize << shift) * width, chunk_slots, max_chunks),
         }
     }
@@ -269,12 +266,12 @@ impl Level {
         mm.0 << self.shift | k
     }
 
-    /// Entry `i` of node `node`.
+    /// Entry `i` of node `node`, its mm's nodes placed by `scatter`.
     #[inline]
-    fn entry(&self, node: u32, i: u32) -> Option<&AtomicU32> {
+    fn entry(&self, scatter: Scatter, node: u32, i: u32) -> Option<&AtomicU32> {
         let slot = self
             .store
-            .get(self.scatter.place((node >> self.shift) as usize))?;
+            .get(scatter.place((node >> self.shift) as usize))?;
         let k = (node & ((1 << self.shift) - 1)) as usize;
         slot.get(k * self.width + i as usize)
     }
@@ -296,6 +293,8 @@ pub struct PageTables {
     pte_pages: u32,
     /// A PTE page's global id is `mm << pte_shift | k`.
     pte_shift: u32,
+    /// Where each mm slot's pages sit in every table above.
+    scatter: Scatter,
 }
 
 /// PTEs per allocation chunk: 2^20 (4 MiB of PTEs), so a chunk holds many
@@ -338,6 +337,9 @@ impl PageTables {
             ptls: Chunked::new(pte_pages as usize * LINE_WORDS, chunk_slots, max_chunks),
             pte_pages,
             pte_shift: shift_for(pte_pages),
+            scatter: Scatter {
+                bits: chunk_slots.ilog2(),
+            },
         }
     }
 
@@ -348,7 +350,7 @@ impl PageTables {
     /// The storage slot of `mm`'s pages in every table ([`Scatter`]).
     #[inline]
     fn slot(&self, mm: usize) -> usize {
-        self.levels[0].scatter.place(mm)
+        self.scatter.place(mm)
     }
 
     /// The page table of `mm`, if its slot was ever allocated.
@@ -405,7 +407,7 @@ impl PageTables {
         ];
         let mut node = self.levels[0].node_id(mm, 0);
         for (level, i) in self.levels.iter().zip(index) {
-            let e = level.entry(node, i)?.load(Ordering::Acquire);
+            let e = level.entry(self.scatter, node, i)?.load(Ordering::Acquire);
             node = e.checked_sub(1)?;
         }
         let owner = self.slot((node >> self.pte_shift) as usize);

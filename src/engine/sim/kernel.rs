@@ -434,6 +434,9 @@ impl Kernel {
     /// switch a spinner out. Otherwise a spinner waiting for a preempted
     /// holder on its own CPU would wait forever.
     fn cut_spin_at_slice_end(&mut self) {
+        if !self.preempt.preempts_kernel(self.me().preempt_count) {
+            return;
+        }
         let cpu = self.cpu();
         if let Some(end) = self.cpus[cpu].slice_end(&self.costs.sched) {
             let at = end.max(self.now());
@@ -494,7 +497,7 @@ impl Kernel {
         let (cpu, now) = (self.cpu(), self.now());
         let user = point == Point::UserReturn;
         let count = self.threads[self.current as usize].preempt_count;
-        if (user || count == 0 || self.preempt == Preempt::User)
+        if (user || count == 0 || self.preempt.preempts_kernel(count))
             && self.cpus[cpu].resched_due(&self.costs.sched, now)
         {
             self.switch_out(Leave::Preempted);
