@@ -4,8 +4,9 @@
 //! try-lock walker giving up on a held root and a blocking one waiting for it;
 //! read holds that overlap only for kinds that share; three races with
 //! reclaim (a file fault, fork's PTE copy, a swap-in) hammered on a few
-//! pages until they would break the world without their fix; and the locks
-//! exec's RELRO split declares and takes.
+//! pages until they would break the world without their fix; the locks
+//! exec's RELRO split declares and takes; and exec giving up when a stale
+//! id has unmapped its segments.
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -733,4 +734,43 @@ fn fork_never_maps_a_page_reclaim_freed() {
         forks > 0 && reclaims > 0,
         "{forks} forks, {reclaims} reclaims"
     );
+}
+
+/// exec's new task is unlisted, but a caller that kept the id of a task
+/// since exited reaches the reused slot (the stress test's picks do). One
+/// that unmaps every unlisted slot at exec's first fault takes the RW vma
+/// away before the RELRO mprotect: exec gives up and exits the task, and
+/// the world stays consistent.
+#[test]
+fn exec_gives_up_when_a_stale_id_unmaps_its_segments() {
+    let spec = WorldSpec {
+        tasks: 3,
+        anon_vmas: 1,
+        pages_per_vma: 4,
+        va_pages: 32,
+        file_pages: 8,
+        file_mappers: 1,
+        ..spec()
+    };
+    let cap = Capacity { mms: 4, pages: 64 };
+    let world: SharedWorld<RwlockT<Native>> = SharedWorld::new(
+        World::build_with(&spec, cap),
+        LockKind::Rwlock,
+        Costs::default(),
+        1,
+    );
+    let bin = Binary::in_file(SpaceId(0), 8).expect("8 pages hold a binary");
+    let live = world.live_mms();
+    let stale = (0..cap.mms).map(MmId).find(|id| !live.contains(id));
+    let stale = stale.expect("one slot is free");
+    let mut faults = 0;
+    let done = world.exec(bin, &mut |_| {
+        faults += 1;
+        world.munmap(stale, 0, spec.va_pages, false);
+    });
+    assert_eq!(done, Ok(None), "exec after its segments were unmapped");
+    assert!(faults > 0, "exec faulted nothing");
+    assert_eq!(world.live_mms(), live, "exec listed or exited a task");
+    let world = world.into_world();
+    world.check().expect("consistent after the stale unmap");
 }

@@ -8,7 +8,11 @@
 //! then i_mmap WRITE and root WRITE for the commit).
 //!
 //! The new task is the caller's alone: it is not listed among the live mms,
-//! so no other operation picks it, and the caller exits it.
+//! so no other operation picks it, and the caller exits it. A caller that
+//! kept the id of a task since exited can still reach the reused slot (the
+//! shared-world stress test picks ids that way); if such an operation has
+//! changed the RW vma before the RELRO mprotect, exec gives up on it as on
+//! an address space that cannot hold the segments.
 
 use super::{SharedWorld, Touched};
 use crate::locks::RawRwLock;
@@ -18,8 +22,8 @@ use crate::rmap::{Mm, MmId, compose, split};
 
 impl<L: RawRwLock> SharedWorld<L> {
     /// exec of `bin` in a new task, up to the RELRO mprotect; `on_touch`
-    /// sees each of its faults. Ok(None) if no mm slot is free or the
-    /// address space cannot hold the segments; Err if a fault found no free
+    /// sees each of its faults. Ok(None) if no mm slot is free, the
+    /// address space cannot hold the segments or a stale id changed them; Err if a fault found no free
     /// page. On either failure the task is exited before returning.
     pub fn exec(
         &self,
@@ -60,7 +64,9 @@ impl<L: RawRwLock> SharedWorld<L> {
         let Some(m) = guard.as_mut() else {
             return Ok(None);
         };
-        let relro_split = split::split_plan(m, at).expect("RELRO ends inside the RW vma");
+        let Some(relro_split) = split::split_plan(m, at) else {
+            return Ok(None);
+        };
         assert!(compose::split(&mut &*self, mm, m, at));
         Ok(Some(Exec {
             mm,
