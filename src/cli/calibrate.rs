@@ -147,6 +147,11 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "futex wake + wait + switch on one CPU -> sched.ctx_switch_ns, sched.wakeup_ns".into(),
         ),
         (
+            "handoff_spread",
+            Some(cal.jitter.clone()),
+            "single handoffs on one CPU, IQR / ln 3 -> sched.jitter_ns (/ sqrt 2)".into(),
+        ),
+        (
             "handoff_2cpu",
             two(&cal.handoff_two_cpus),
             "futex wake of a thread on an idle CPU -> sched.wakeup_idle_ns".into(),

@@ -10,7 +10,7 @@
 //! threads_per_core = 1
 //! [cache]                      # ns: hit_ns atomic_ns smt_ns die_ns socket_ns
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
-//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns tick_ns
+//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns jitter_ns tick_ns
 //!                              #     sched_latency_ns min_granularity_ns wakeup_granularity_ns
 //! [work]                       # ns per kernel operation the simulator charges
 //! ```
@@ -257,6 +257,9 @@ costs! {
         wakeup_ns,
         /// Waking a task on an idle CPU until it runs (IPI, idle exit).
         wakeup_idle_ns,
+        /// The spread of each switch and wake-up about its mean: the scale of
+        /// the exponential tail the simulator draws them with (0: constant).
+        jitter_ns,
         /// One scheduler tick, 1/HZ.
         tick_ns,
         /// CFS sysctl_sched_latency: the period over which runnable tasks each run.

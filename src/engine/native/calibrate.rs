@@ -8,6 +8,7 @@
 //! | syscall | a loop of getppid(2), which no libc caches | `work.syscall_ns` |
 //! | ping-pong | two threads pinned to two CPUs advance one counter in turns with CAS; half a round trip moves the line once | `cache.die_ns` |
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
+//! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle | `sched.wakeup_idle_ns` |
 //! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, per vma visited | `work.vma_visit_ns`, `work.unmap_pte_ns` |
 //!
@@ -93,6 +94,8 @@ pub struct Calibration {
     /// None on a single CPU.
     pub pingpong: Option<Figure>,
     pub handoff_one_cpu: Figure,
+    /// The spread of single handoffs on one CPU (see [`exp_scale`]).
+    pub jitter: Figure,
     /// None on a single CPU.
     pub handoff_two_cpus: Option<Figure>,
     /// ns per vma visited.
@@ -116,9 +119,15 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let pingpong = pair
         .map(|p| trials(&mut || pingpong(p, plan.ops(200_000))))
         .transpose()?;
-    let handoff_one_cpu = trials(&mut || handoff((cpus[0], cpus[0]), plan.ops(20_000)))?;
+    let mut jitters = Vec::with_capacity(plan.trials);
+    let handoff_one_cpu = trials(&mut || {
+        let h = handoff((cpus[0], cpus[0]), plan.ops(20_000))?;
+        jitters.push(h.jitter_ns);
+        Ok(h.mean_ns)
+    })?;
+    let jitter = Figure { trials_ns: jitters };
     let handoff_two_cpus = pair
-        .map(|p| trials(&mut || handoff(p, plan.ops(5_000))))
+        .map(|p| trials(&mut || Ok(handoff(p, plan.ops(5_000))?.mean_ns)))
         .transpose()?;
     let walker = Walker::new(world)?;
     let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(2_000_000))))?;
@@ -129,6 +138,7 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         syscall,
         pingpong,
         handoff_one_cpu,
+        jitter,
         handoff_two_cpus,
         walk,
         walk_vmas: walker.vmas,
@@ -278,12 +288,24 @@ fn pingpong(cpus: (usize, usize), rounds: u64) -> Result<f64> {
     pair.result("ping-pong", cpus, ns)
 }
 
+/// A handoff measurement: the mean per handoff, and the spread of single
+/// handoffs.
+struct Handoff {
+    mean_ns: f64,
+    jitter_ns: f64,
+}
+
 /// One handoff of a token between two threads pinned to `cpus` (the same CPU
 /// twice for lat_ctx's case): the giver stores the next turn and unparks the
 /// taker (FUTEX_WAKE), then parks (FUTEX_WAIT) until its own turn comes back.
-fn handoff(cpus: (usize, usize), rounds: u64) -> Result<f64> {
+/// Each handoff is also timed on its own, from the giver's store of the time
+/// to the taker's clock read once its turn came.
+fn handoff(cpus: (usize, usize), rounds: u64) -> Result<Handoff> {
     let pair = Pair::new();
     let turn = CachePadded::new(AtomicU64::new(0));
+    let origin = Instant::now();
+    let given_at = CachePadded::new(AtomicU64::new(0));
+    let now_ns = || origin.elapsed().as_nanos() as u64;
     // Wait for `turn == want`; false if the trial is given up.
     let wait_for = |want: u64| {
         while turn.load(Ordering::Acquire) != want {
@@ -294,8 +316,10 @@ fn handoff(cpus: (usize, usize), rounds: u64) -> Result<f64> {
         }
         true
     };
-    // Give the token on (`next` is the partner's turn) and wait for `back`.
+    // Give the token on (`next` is the partner's turn) and wait for `back`;
+    // each handoff to this side, timed.
     let play = |me_first: bool, partner: &Thread| {
+        let mut took = Vec::with_capacity(rounds as usize);
         for i in 0..rounds {
             let (mine, theirs) = if me_first {
                 (2 * i, 2 * i + 1)
@@ -303,39 +327,65 @@ fn handoff(cpus: (usize, usize), rounds: u64) -> Result<f64> {
                 (2 * i + 1, 2 * i + 2)
             };
             if !wait_for(mine) {
-                return;
+                break;
             }
+            if mine > 0 {
+                took.push(now_ns().saturating_sub(given_at.load(Ordering::Relaxed)));
+            }
+            given_at.store(now_ns(), Ordering::Relaxed);
             turn.store(theirs, Ordering::Release);
             partner.unpark();
         }
+        took
     };
     // Both sides on threads of their own, so the caller's affinity is
     // untouched; the giver leaves its handle here before the start line.
     let giver_thread: OnceLock<Thread> = OnceLock::new();
     let (giver_thread, pair, play, wait_for) = (&giver_thread, &pair, &play, &wait_for);
-    let ns = std::thread::scope(|s| {
+    let (mean_ns, mut took) = std::thread::scope(|s| {
         let taker = s.spawn(|| {
             if pair.ready(cpus.1)
                 && let Some(giver) = giver_thread.get()
             {
-                play(false, giver);
+                return play(false, giver);
             }
+            Vec::new()
         });
         let taker_thread = taker.thread().clone();
         let giver = s.spawn(move || {
             let _ = giver_thread.set(std::thread::current());
             if !pair.ready(cpus.0) {
-                return 0.0;
+                return (0.0, Vec::new());
             }
             let t0 = Instant::now();
-            play(true, &taker_thread);
+            let took = play(true, &taker_thread);
             // The last token is the taker's: wait until it hands back the final turn.
             wait_for(2 * rounds);
-            per_op(t0.elapsed(), 2 * rounds)
+            (per_op(t0.elapsed(), 2 * rounds), took)
         });
-        giver.join().unwrap_or(0.0)
+        let (mean, mut took) = giver.join().unwrap_or_default();
+        took.extend(taker.join().unwrap_or_default());
+        (mean, took)
     });
-    pair.result("futex handoff", cpus, ns)
+    let mean_ns = pair.result("futex handoff", cpus, mean_ns)?;
+    Ok(Handoff {
+        mean_ns,
+        jitter_ns: exp_scale(&mut took),
+    })
+}
+
+/// The scale `b` of the shifted exponential `floor + Exp(b)` whose
+/// quartiles those of `samples` are: their interquartile range over ln 3.
+/// Quartiles, not the standard deviation, so that the rare handoff a tick
+/// or the host interrupted (milliseconds, which the simulator's own tick
+/// and preemption stand for) does not swamp thousands of microsecond ones.
+fn exp_scale(samples: &mut [u64]) -> f64 {
+    if samples.len() < 4 {
+        return 0.0;
+    }
+    samples.sort_unstable();
+    let q = |p: usize| samples[samples.len() * p / 4] as f64;
+    (q(3) - q(1)) / 3f64.ln()
 }
 
 /// The native world of a model and the ancestor's pages whose walks visit
@@ -459,6 +509,11 @@ impl Calibration {
         );
         set("sched.ctx_switch_ns", one_cpu, how.clone());
         set("sched.wakeup_ns", one_cpu, how);
+        let how = spread(
+            &self.jitter,
+            "single futex handoffs on one CPU, interquartile range / ln 3; over sqrt 2, split between the wake-up and the switch like the handoff (variances add)",
+        );
+        set("sched.jitter_ns", self.jitter.median() / 2f64.sqrt(), how);
         if let Some(f) = &self.handoff_two_cpus {
             let how = spread(f, "futex handoff across 2 CPUs; less 1 syscall");
             set("sched.wakeup_idle_ns", (f.median() - syscall).max(0.0), how);
@@ -555,6 +610,7 @@ mod tests {
             syscall: figure(100.0),
             pingpong: Some(figure(40.0)),
             handoff_one_cpu: figure(2200.0),
+            jitter: figure(250.0),
             handoff_two_cpus: None,
             walk: figure(12.0),
             walk_vmas: 10_001,
@@ -565,6 +621,7 @@ mod tests {
         assert_eq!(p.cache.die_ns, 40.0);
         // (2200 - 2 x 100) / 2
         assert_eq!((p.sched.ctx_switch_ns, p.sched.wakeup_ns), (1000.0, 1000.0));
+        assert_eq!(p.sched.jitter_ns, (250.0 / 2f64.sqrt() * 10.0).round() / 10.0);
         assert_eq!(p.work.vma_visit_ns, 12.0);
         assert_eq!(p.work.unmap_pte_ns, 12.0);
         // Not measured: copied, and the note says so.
@@ -581,12 +638,29 @@ mod tests {
         // On one CPU the two threads can only take turns by preemption or
         // parking; the handoff must still finish (no lost wakeup).
         let cpu = allowed_cpus().unwrap()[0];
-        assert!(handoff((cpu, cpu), 50).unwrap() > 0.0);
+        let one = handoff((cpu, cpu), 50).unwrap();
+        assert!(one.mean_ns > 0.0 && one.jitter_ns.is_finite() && one.jitter_ns >= 0.0);
         let cpus = allowed_cpus().unwrap();
         if cpus.len() >= 2 {
             assert!(pingpong((cpus[0], cpus[1]), 1_000).unwrap() > 0.0);
-            assert!(handoff((cpus[0], cpus[1]), 50).unwrap() > 0.0);
+            assert!(handoff((cpus[0], cpus[1]), 50).unwrap().mean_ns > 0.0);
         }
+    }
+
+    #[test]
+    fn the_spread_of_a_shifted_exponential_is_its_scale_whatever_its_outliers() {
+        // 1000 evenly spaced quantiles of 2000 + Exp(300), then 5 ms outliers.
+        let n = 1_000;
+        let mut xs: Vec<u64> = (0..n)
+            .map(|i| {
+                let p = (i as f64 + 0.5) / n as f64;
+                (2_000.0 - 300.0 * (1.0 - p).ln()) as u64
+            })
+            .collect();
+        xs.extend([5_000_000; 10]);
+        let b = exp_scale(&mut xs);
+        assert!((b - 300.0).abs() < 10.0, "scale {b}");
+        assert_eq!(exp_scale(&mut [5, 6]), 0.0, "too few samples");
     }
 
     #[test]

@@ -171,6 +171,7 @@ impl Kernel {
                 ctx_switch: ps(s.ctx_switch_ns),
                 wakeup: ps(s.wakeup_ns),
                 wakeup_idle: ps(s.wakeup_idle_ns),
+                jitter: ps(s.jitter_ns),
                 tick: ps(s.tick_ns).max(1),
                 latency: ps(s.sched_latency_ns),
                 min_granularity: ps(s.min_granularity_ns),
@@ -637,10 +638,18 @@ impl Kernel {
             .sched
             .place(t.vruntime, self.cpus[cpu].min_vruntime);
         if self.cpus[cpu].current.is_none() {
-            self.dispatch(cpu, tid, at + self.costs.sched.wakeup_idle);
+            let latency = self
+                .costs
+                .sched
+                .draw(self.costs.sched.wakeup_idle, &mut self.rng);
+            self.dispatch(cpu, tid, at + latency);
             return;
         }
-        let at = at + self.costs.sched.wakeup;
+        let at = at
+            + self
+                .costs
+                .sched
+                .draw(self.costs.sched.wakeup, &mut self.rng);
         self.enqueue(tid, cpu, at);
         let current = self.cpus[cpu].current.expect("checked above");
         let running = self.vruntime_at(current, at);
@@ -776,7 +785,13 @@ impl Kernel {
         // Nobody else wanted the CPU: the thread that left gets it back.
         let next = next.or_else(|| self.cpus[cpu].pick());
         match next {
-            Some((_, tid)) => self.dispatch(cpu, tid, now + self.costs.sched.ctx_switch),
+            Some((_, tid)) => {
+                let latency = self
+                    .costs
+                    .sched
+                    .draw(self.costs.sched.ctx_switch, &mut self.rng);
+                self.dispatch(cpu, tid, now + latency);
+            }
             None => {
                 self.idle.insert(cpu);
             }

@@ -15,12 +15,18 @@
 //!   `wakeup_granularity` behind it (check_preempt_wakeup).
 //! - A CPU that goes idle pulls the oldest waiting thread of the busiest
 //!   queue (newidle balance).
+//! - Each switch and wake-up latency is drawn about its mean when the
+//!   profile gives a spread (`sched.jitter_ns`, [`SchedPs::draw`]): on a
+//!   real machine no two take the same time, and a simulation whose every
+//!   latency is the same locks its threads into one phase (docs/sim.md,
+//!   "Jitter").
 //!
 //! When a thread that should be preempted actually is depends on the
 //! preemption model ([`Preempt`], the kernel's PREEMPT_DYNAMIC names): see
 //! [`Point`].
 
 use clap::ValueEnum;
+use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -102,6 +108,8 @@ pub struct SchedPs {
     pub ctx_switch: u64,
     pub wakeup: u64,
     pub wakeup_idle: u64,
+    /// The scale of the exponential tail of each latency (0: constant).
+    pub jitter: u64,
     pub tick: u64,
     pub latency: u64,
     pub min_granularity: u64,
@@ -112,6 +120,22 @@ impl SchedPs {
     /// The slice of each of `nr_running` threads sharing a CPU.
     pub fn slice(&self, nr_running: usize) -> u64 {
         (self.latency / nr_running.max(1) as u64).max(self.min_granularity)
+    }
+
+    /// One latency of mean `mean`: `mean` itself without jitter (and no
+    /// random number used, so a profile without jitter replays exactly);
+    /// else a shifted exponential, `mean - b + Exp(b)` with `b` the jitter
+    /// (at most `mean`): a floor no switch beats and a tail to the right,
+    /// the shape measured latencies have, with the same mean and standard
+    /// deviation `b`.
+    pub fn draw(&self, mean: u64, rng: &mut impl Rng) -> u64 {
+        let b = self.jitter.min(mean);
+        if b == 0 {
+            return mean;
+        }
+        let u: f64 = rng.random();
+        let tail = -(1.0 - u).ln() * b as f64;
+        mean - b + tail.round() as u64
     }
 
     /// The first tick at or after `t` (ticks at multiples of the period).
@@ -231,11 +255,41 @@ mod tests {
             ctx_switch: 1,
             wakeup: 1,
             wakeup_idle: 1,
+            jitter: 0,
             tick: 4_000,
             latency: 24_000,
             min_granularity: 3_000,
             wakeup_granularity: 4_000,
         }
+    }
+
+    #[test]
+    fn without_jitter_a_latency_is_its_mean_and_uses_no_random_number() {
+        use rand::SeedableRng;
+        let s = sched();
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1);
+        let untouched = rng.clone();
+        assert_eq!(s.draw(1_300, &mut rng), 1_300);
+        assert_eq!(rng, untouched);
+    }
+
+    #[test]
+    fn a_jittered_latency_keeps_its_mean_and_has_the_jitter_as_its_spread() {
+        use rand::SeedableRng;
+        let s = SchedPs {
+            jitter: 400,
+            ..sched()
+        };
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1);
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| s.draw(1_300, &mut rng) as f64).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        assert!((mean - 1_300.0).abs() < 5.0, "mean {mean}");
+        assert!((sd - 400.0).abs() < 5.0, "sd {sd}");
+        assert!(xs.iter().all(|&x| x >= 900.0), "below the floor");
+        // The spread never exceeds the mean: no latency below 0.
+        assert!((0..1_000).all(|_| s.draw(100, &mut rng) < 2_000));
     }
 
     #[test]
