@@ -621,7 +621,10 @@ mod tests {
         assert_eq!(p.cache.die_ns, 40.0);
         // (2200 - 2 x 100) / 2
         assert_eq!((p.sched.ctx_switch_ns, p.sched.wakeup_ns), (1000.0, 1000.0));
-        assert_eq!(p.sched.jitter_ns, (250.0 / 2f64.sqrt() * 10.0).round() / 10.0);
+        assert_eq!(
+            p.sched.jitter_ns,
+            (250.0 / 2f64.sqrt() * 10.0).round() / 10.0
+        );
         assert_eq!(p.work.vma_visit_ns, 12.0);
         assert_eq!(p.work.unmap_pte_ns, 12.0);
         // Not measured: copied, and the note says so.
