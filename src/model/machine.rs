@@ -587,7 +587,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 7 + 13);
+        assert_eq!(keys.len(), 8 + 8 + 13);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }
