@@ -62,10 +62,7 @@ fn synchro(machine: &str, seed: u64) -> (serde_json::Value, u64) {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let sim = v["sim"].as_object_mut().expect("a simulated run has sim");
-    for key in ["wall_s", "events_per_s", "peak_rss_mib"] {
-        sim.remove(key);
-    }
+    common::strip_wall_clock(&mut v);
     let ops = v["roles"]["monitor"]["ops"].as_u64().expect("monitor ops");
     (v, ops)
 }

@@ -23,6 +23,16 @@ pub fn rmap_storm(subcommand: &str, args: &[&str]) -> Output {
     rmap_storm_env(subcommand, args, &[])
 }
 
+/// Take out of a simulated run's JSON the fields that are this host's (the
+/// simulator's wall time, its rate and the process's memory), checking
+/// each was reported; what is left is the same for the same seed.
+pub fn strip_wall_clock(run: &mut serde_json::Value) {
+    let sim = run["sim"].as_object_mut().expect("a simulated run has sim");
+    for key in ["wall_s", "events_per_s", "peak_rss_mib"] {
+        assert!(sim.remove(key).is_some(), "sim.{key} is reported");
+    }
+}
+
 /// A process's output as text.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

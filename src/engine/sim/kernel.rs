@@ -638,18 +638,11 @@ impl Kernel {
             .sched
             .place(t.vruntime, self.cpus[cpu].min_vruntime);
         if self.cpus[cpu].current.is_none() {
-            let latency = self
-                .costs
-                .sched
-                .draw(self.costs.sched.wakeup_idle, &mut self.rng);
+            let latency = self.latency(self.costs.sched.wakeup_idle);
             self.dispatch(cpu, tid, at + latency);
             return;
         }
-        let at = at
-            + self
-                .costs
-                .sched
-                .draw(self.costs.sched.wakeup, &mut self.rng);
+        let at = at + self.latency(self.costs.sched.wakeup);
         self.enqueue(tid, cpu, at);
         let current = self.cpus[cpu].current.expect("checked above");
         let running = self.vruntime_at(current, at);
@@ -661,6 +654,12 @@ impl Kernel {
             self.cpus[cpu].need_resched = true;
             self.kick(cpu, at);
         }
+    }
+
+    /// One switch or wake-up latency of mean `mean`, drawn with the run's
+    /// generator ([`SchedPs::draw`]).
+    fn latency(&mut self, mean: u64) -> u64 {
+        self.costs.sched.draw(mean, &mut self.rng)
     }
 
     /// The CPU a thread last on `prev` wakes on.
@@ -786,10 +785,7 @@ impl Kernel {
         let next = next.or_else(|| self.cpus[cpu].pick());
         match next {
             Some((_, tid)) => {
-                let latency = self
-                    .costs
-                    .sched
-                    .draw(self.costs.sched.ctx_switch, &mut self.rng);
+                let latency = self.latency(self.costs.sched.ctx_switch);
                 self.dispatch(cpu, tid, now + latency);
             }
             None => {

@@ -22,9 +22,10 @@ use crate::rmap::{Mm, MmId, compose, split};
 
 impl<L: RawRwLock> SharedWorld<L> {
     /// exec of `bin` in a new task, up to the RELRO mprotect; `on_touch`
-    /// sees each of its faults. Ok(None) if no mm slot is free, the
-    /// address space cannot hold the segments or a stale id changed them; Err if a fault found no free
-    /// page. On either failure the task is exited before returning.
+    /// sees each of its faults. Ok(None) if no mm slot is free, the address
+    /// space cannot hold the segments or a stale id changed them; Err if a
+    /// fault found no free page. On either failure the task is exited
+    /// before returning.
     pub fn exec(
         &self,
         bin: Binary,
