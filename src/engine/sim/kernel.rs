@@ -147,6 +147,8 @@ pub struct Kernel {
     pub events: Events,
     pub current: u32,
     rng: Xoshiro256PlusPlus,
+    /// Scratch for the spinners a write wakes (kept to reuse its memory).
+    woken: Vec<u32>,
     seq: u64,
     /// After the run: every operation applies at once and nothing suspends.
     pub teardown: bool,
@@ -208,6 +210,7 @@ impl Kernel {
             events: Events::default(),
             current: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            woken: Vec::new(),
             seq: 0,
             teardown: false,
             counters: Counters::default(),
@@ -356,16 +359,17 @@ impl Kernel {
     /// interconnect's order.
     fn written(&mut self, line: Slot) {
         let (writer, at) = (self.cpu(), self.now());
-        let mut woken: Vec<u32> = self
-            .lines
-            .written(line)
-            .into_iter()
-            .filter(|&(tid, g)| {
-                let t = &self.threads[tid as usize];
-                t.generation == g && t.state == State::Running && t.wait == Wait::Spin
-            })
-            .map(|(tid, _)| tid)
-            .collect();
+        let mut woken = std::mem::take(&mut self.woken);
+        let threads = &self.threads;
+        woken.extend(
+            self.lines
+                .written(line)
+                .filter(|&(tid, g)| {
+                    let t = &threads[tid as usize];
+                    t.generation == g && t.state == State::Running && t.wait == Wait::Spin
+                })
+                .map(|(tid, _)| tid),
+        );
         match self.lines.costs().service {
             LineService::Random => woken.shuffle(&mut self.rng),
             LineService::Nearest => {
@@ -377,12 +381,14 @@ impl Kernel {
                 });
             }
         }
-        for tid in woken {
+        for &tid in &woken {
             let t = &mut self.threads[tid as usize];
             t.generation += 1;
             let g = t.generation;
             self.events.push(at, tid, g);
         }
+        woken.clear();
+        self.woken = woken;
     }
 
     /// cpu_relax() in an unbounded busy-wait. A kernel spinner waits for a
@@ -406,27 +412,39 @@ impl Kernel {
     pub fn spin(&mut self, deadline_ps: Option<u64>) -> Suspend {
         let pause = self.costs.pause;
         let now = self.now();
-        let watch = std::mem::take(&mut self.me().watch);
+        // What was read since the last hint: taken, and handed back empty
+        // (its memory kept for the next reads).
+        let mut watch = std::mem::take(&mut self.me().watch);
         let changed = watch.iter().any(|&(l, v)| self.lines.version(l) != v);
         let expired = deadline_ps.is_some_and(|d| d <= now + pause);
-        if self.teardown || watch.is_empty() || changed || expired {
+        let suspend = if self.teardown || watch.is_empty() || changed || expired {
             self.me().now = now + pause;
-            return Suspend::No;
-        }
+            Suspend::No
+        } else {
+            self.wait_for_writes(&watch, deadline_ps);
+            Suspend::Yes
+        };
+        watch.clear();
+        self.me().watch = watch;
+        suspend
+    }
+
+    /// Spin on the CPU until one of the `watch` lines is written or the
+    /// deadline passes.
+    fn wait_for_writes(&mut self, watch: &[(Slot, u64)], deadline_ps: Option<u64>) {
         let me = self.current;
         let t = self.me();
         t.generation += 1;
         t.wait = Wait::Spin;
         t.due = deadline_ps.unwrap_or(u64::MAX);
         let g = t.generation;
-        for &(line, _) in &watch {
+        for &(line, _) in watch {
             self.lines.watch(line, me, g);
         }
         if let Some(d) = deadline_ps {
             self.events.push(d, me, g);
         }
         self.cut_spin_at_slice_end();
-        Suspend::Yes
     }
 
     /// A spin that a preemption may interrupt (`Preempt::User`, or full
@@ -595,11 +613,10 @@ impl Kernel {
         self.queues.remove(&key).unwrap_or_default()
     }
 
-    /// Put back what a walk left of `key`'s queue.
+    /// Put back what a walk left of `key`'s queue (kept when empty too, so
+    /// that its memory serves the next waiters).
     pub fn put_queue(&mut self, key: usize, rest: VecDeque<(u32, ParkToken)>) {
-        if !rest.is_empty() {
-            self.queues.insert(key, rest);
-        }
+        self.queues.insert(key, rest);
     }
 
     /// After parking: the unpark token if an unparker already came, else

@@ -9,11 +9,14 @@
 //! every call applies at once and costs nothing, so locks can be created and
 //! destroyed anywhere; only parking needs a run.
 //!
-//! Line identity: an atomic's address names its cache line. The locks keep
-//! one hot word per line or pad (CachePadded), so modelling each word as its
-//! own line loses little, and it keeps runs deterministic: which addresses
-//! share a 64-byte line would depend on where the allocator put an object,
-//! which the address itself does not reveal here.
+//! Line identity: each atomic is its own cache line, named by an id it gets
+//! when it is made. The locks keep one hot word per line or pad
+//! (CachePadded), so modelling each word as its own line loses little. An id
+//! rather than the address keeps runs deterministic: which addresses share a
+//! 64-byte line, and which address a new object reuses from a freed one,
+//! depend on the allocator's history on that OS thread. Named by address, a
+//! new lock could inherit a freed one's line state, and a change of an
+//! unrelated allocation changed a run's figures.
 
 use super::cache::{Access, LineId};
 use super::kernel::{Go, Kernel, Suspend};
@@ -270,28 +273,31 @@ impl Platform for Sim {
         callback: impl FnOnce(UnparkResult) -> UnparkToken,
     ) -> UnparkResult {
         lock_bucket(key);
-        let queue = with_kernel(|k| k.take_queue(key)).unwrap_or_default();
-        let (mut woken, mut rest) = (Vec::new(), std::collections::VecDeque::new());
+        // Walked in place, FIFO; what stays keeps its order.
+        let mut queue = with_kernel(|k| k.take_queue(key)).unwrap_or_default();
+        let mut woken = Vec::new();
         let mut stopped = false;
-        for (tid, token) in queue {
+        queue.retain(|&(tid, token)| {
             if stopped {
-                rest.push_back((tid, token));
-                continue;
+                return true;
             }
             match filter(token) {
-                FilterOp::Unpark => woken.push(tid),
-                FilterOp::Skip => rest.push_back((tid, token)),
+                FilterOp::Unpark => {
+                    woken.push(tid);
+                    false
+                }
+                FilterOp::Skip => true,
                 FilterOp::Stop => {
                     stopped = true;
-                    rest.push_back((tid, token));
+                    true
                 }
             }
-        }
+        });
         let mut result = UnparkResult::default();
         result.unparked_threads = woken.len();
-        result.have_more_threads = !rest.is_empty();
+        result.have_more_threads = !queue.is_empty();
         let token = callback(result);
-        with_kernel(|k| k.put_queue(key, rest));
+        with_kernel(|k| k.put_queue(key, queue));
         unlock_bucket(key);
         for tid in woken {
             let asleep = with_kernel(|k| k.unpark(tid, token)).unwrap_or(false);
