@@ -344,13 +344,27 @@ fn unlock_bucket(key: usize) {
 /// An atomic word whose every access goes through the simulation's cache
 /// model. The value lives in a real atomic (relaxed: a run is one OS thread,
 /// and runs hand worlds between threads only through join/spawn).
-#[derive(Debug, Default)]
-pub struct SimAtomic<A>(A);
+#[derive(Debug)]
+pub struct SimAtomic<A> {
+    value: A,
+    line: LineId,
+}
+
+/// The next line id, process-wide: a world built on one OS thread may run on
+/// another. Only uniqueness matters; nothing is ordered by id.
+static NEXT_LINE: AtomicUsize = AtomicUsize::new(0);
 
 impl<A> SimAtomic<A> {
+    fn with(value: A) -> Self {
+        SimAtomic {
+            value,
+            line: NEXT_LINE.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
     #[inline]
     fn line(&self) -> LineId {
-        self as *const Self as usize
+        self.line
     }
 }
 
@@ -358,32 +372,32 @@ macro_rules! sim_atomic_int {
     ($($atomic:ty => $t:ty,)*) => {$(
         impl AtomicInt<$t> for SimAtomic<$atomic> {
             fn new(value: $t) -> Self {
-                SimAtomic(<$atomic>::new(value))
+                SimAtomic::with(<$atomic>::new(value))
             }
             #[inline]
             fn load(&self, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Read);
-                let v = self.0.load(Ordering::Relaxed);
+                let v = self.value.load(Ordering::Relaxed);
                 accessed(Access::Read, moved);
                 v
             }
             #[inline]
             fn store(&self, value: $t, _: Ordering) {
                 let moved = access(self.line(), Access::Write);
-                self.0.store(value, Ordering::Relaxed);
+                self.value.store(value, Ordering::Relaxed);
                 accessed(Access::Write, moved);
             }
             #[inline]
             fn swap(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
-                let v = self.0.swap(value, Ordering::Relaxed);
+                let v = self.value.swap(value, Ordering::Relaxed);
                 accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn compare_exchange(&self, current: $t, new: $t, _: Ordering, _: Ordering) -> Result<$t, $t> {
                 let moved = access(self.line(), Access::Rmw);
-                let v = self.0.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed);
+                let v = self.value.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed);
                 accessed(Access::Rmw, moved);
                 v
             }
@@ -395,28 +409,28 @@ macro_rules! sim_atomic_int {
             #[inline]
             fn fetch_add(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
-                let v = self.0.fetch_add(value, Ordering::Relaxed);
+                let v = self.value.fetch_add(value, Ordering::Relaxed);
                 accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_sub(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
-                let v = self.0.fetch_sub(value, Ordering::Relaxed);
+                let v = self.value.fetch_sub(value, Ordering::Relaxed);
                 accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_or(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
-                let v = self.0.fetch_or(value, Ordering::Relaxed);
+                let v = self.value.fetch_or(value, Ordering::Relaxed);
                 accessed(Access::Rmw, moved);
                 v
             }
             #[inline]
             fn fetch_and(&self, value: $t, _: Ordering) -> $t {
                 let moved = access(self.line(), Access::Rmw);
-                let v = self.0.fetch_and(value, Ordering::Relaxed);
+                let v = self.value.fetch_and(value, Ordering::Relaxed);
                 accessed(Access::Rmw, moved);
                 v
             }
@@ -431,19 +445,63 @@ sim_atomic_int! {
 
 impl AtomicFlag for SimAtomic<AtomicBool> {
     fn new(value: bool) -> Self {
-        SimAtomic(AtomicBool::new(value))
+        SimAtomic::with(AtomicBool::new(value))
     }
     #[inline]
     fn load(&self, _: Ordering) -> bool {
         let moved = access(self.line(), Access::Read);
-        let v = self.0.load(Ordering::Relaxed);
+        let v = self.value.load(Ordering::Relaxed);
         accessed(Access::Read, moved);
         v
     }
     #[inline]
     fn store(&self, value: bool, _: Ordering) {
         let moved = access(self.line(), Access::Write);
-        self.0.store(value, Ordering::Relaxed);
+        self.value.store(value, Ordering::Relaxed);
         accessed(Access::Write, moved);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sim::run::{self, Body, Timers};
+    use crate::locks::stats::ThreadStats;
+    use crate::model::machine::{self, MachineProfile};
+
+    /// An atomic made where a dropped one lived is a new line: it must not
+    /// inherit the old one's cache state. Lines named by address make the
+    /// two one line.
+    #[test]
+    fn an_atomic_made_at_a_freed_ones_address_is_a_new_line() {
+        let profile = machine::load(&MachineProfile::default_path()).expect("default profile");
+        let kernel = Kernel::new(&profile, 1, Preempt::Voluntary, 1, 1);
+        let addresses = RefCell::new(Vec::new());
+        let body: Body<'_> = Box::new(|| {
+            let mut place: Option<SimAtomic<AtomicU32>> = None;
+            for v in 0..2 {
+                // Drops the first atomic and makes the second in its place.
+                let word = place.insert(<SimAtomic<AtomicU32> as AtomicInt<u32>>::new(v));
+                word.store(v + 1, Ordering::Relaxed);
+                addresses
+                    .borrow_mut()
+                    .push(std::ptr::from_ref(word) as usize);
+            }
+        });
+        let timers = Timers {
+            window_ps: 0,
+            on_window: Box::new(|_, _| {}),
+            stop_ps: u64::MAX,
+            on_stop: Box::new(|| {}),
+            cut_off_ps: u64::MAX,
+        };
+        let mut stats = [ThreadStats::default()];
+        let ended = run::run(kernel, vec![body], &mut stats, timers);
+        let addresses = addresses.into_inner();
+        assert_eq!(
+            addresses[0], addresses[1],
+            "the second atomic reused the place"
+        );
+        assert_eq!(ended.lines, 2, "two atomics, two lines");
     }
 }
