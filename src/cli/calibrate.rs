@@ -157,6 +157,16 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "futex wake of a thread on an idle CPU -> sched.wakeup_idle_ns".into(),
         ),
         (
+            "noise_interval",
+            Some(cal.noise_interval.clone()),
+            "uninterrupted time per gap over 2 us of a clock-reading loop -> sched.noise_interval_ns".into(),
+        ),
+        (
+            "noise",
+            Some(cal.noise.clone()),
+            "mean length of those gaps (interrupts, the host) -> sched.noise_ns".into(),
+        ),
+        (
             "walk_per_vma",
             Some(cal.walk.clone()),
             format!(

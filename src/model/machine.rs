@@ -10,8 +10,9 @@
 //! threads_per_core = 1
 //! [cache]                      # ns: hit_ns atomic_ns smt_ns die_ns socket_ns
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
-//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns jitter_ns tick_ns
-//!                              #     sched_latency_ns min_granularity_ns wakeup_granularity_ns
+//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns jitter_ns
+//!                              #     noise_interval_ns noise_ns tick_ns sched_latency_ns
+//!                              #     min_granularity_ns wakeup_granularity_ns
 //! [work]                       # ns per kernel operation the simulator charges
 //! ```
 //!
@@ -43,6 +44,7 @@ const MAX_THREADS: u32 = 8;
 /// Costs that divide time into periods: zero would make a scheduler tick or
 /// a timeslice that never ends (or never starts).
 const POSITIVE: &[&str] = &[
+    "sched.noise_interval_ns",
     "sched.tick_ns",
     "sched.sched_latency_ns",
     "sched.min_granularity_ns",
@@ -260,6 +262,12 @@ costs! {
         /// The spread of each switch and wake-up about its mean: the scale of
         /// the exponential tail the simulator draws them with (0: constant).
         jitter_ns,
+        /// Mean time between a CPU's interruptions (interrupts, the tick's
+        /// own work, a hypervisor taking the CPU): what the kernel's osnoise
+        /// tracer counts.
+        noise_interval_ns,
+        /// Their mean length (0: none; the simulator then draws nothing).
+        noise_ns,
         /// One scheduler tick, 1/HZ.
         tick_ns,
         /// CFS sysctl_sched_latency: the period over which runnable tasks each run.
@@ -587,7 +595,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 8 + 13);
+        assert_eq!(keys.len(), 8 + 10 + 13);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

@@ -10,6 +10,7 @@
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle | `sched.wakeup_idle_ns` |
+//! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
 //! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, per vma visited | `work.vma_visit_ns`, `work.unmap_pte_ns` |
 //!
 //! Each figure is the median of several trials; every trial reports its own
@@ -98,6 +99,10 @@ pub struct Calibration {
     pub jitter: Figure,
     /// None on a single CPU.
     pub handoff_two_cpus: Option<Figure>,
+    /// Uninterrupted time between two interruptions of one CPU.
+    pub noise_interval: Figure,
+    /// How long an interruption lasts (0 in a trial that saw none).
+    pub noise: Figure,
     /// ns per vma visited.
     pub walk: Figure,
     /// vmas one walk visits in the model's world.
@@ -129,6 +134,13 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let handoff_two_cpus = pair
         .map(|p| trials(&mut || Ok(handoff(p, plan.ops(5_000))?.mean_ns)))
         .transpose()?;
+    let mut lengths = Vec::with_capacity(plan.trials);
+    let noise_interval = trials(&mut || {
+        let n = noise(cpus[0], plan.ops(150_000_000))?;
+        lengths.push(n.mean_ns);
+        Ok(n.interval_ns)
+    })?;
+    let noise = Figure { trials_ns: lengths };
     let walker = Walker::new(world)?;
     let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(2_000_000))))?;
     Ok(Calibration {
@@ -140,8 +152,55 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         handoff_one_cpu,
         jitter,
         handoff_two_cpus,
+        noise_interval,
+        noise,
         walk,
         walk_vmas: walker.vmas,
+    })
+}
+
+/// A clock-reading gap longer than this is an interruption: far beyond one
+/// read of the clock (tens of ns), below the shortest interrupt handler.
+const NOISE_GAP_NS: u64 = 2_000;
+
+/// One noise trial: interruptions of a CPU seen by a thread spinning on it.
+struct NoiseTrial {
+    /// Uninterrupted time per interruption (the whole span if none came).
+    interval_ns: f64,
+    /// Their mean length (0 if none came).
+    mean_ns: f64,
+}
+
+/// Spin `span_ns` on `cpu` reading the clock, and count the gaps.
+fn noise(cpu: usize, span_ns: u64) -> Result<NoiseTrial> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pin_current_thread(cpu)
+                .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
+            let origin = Instant::now();
+            let now = || origin.elapsed().as_nanos() as u64;
+            let (mut last, mut gaps, mut stolen) = (now(), 0u64, 0u64);
+            let end = last + span_ns;
+            while last < end {
+                let t = now();
+                if t - last > NOISE_GAP_NS {
+                    gaps += 1;
+                    stolen += t - last;
+                }
+                last = t;
+            }
+            let quiet = (span_ns.max(1) - stolen.min(span_ns - 1)) as f64;
+            Ok(NoiseTrial {
+                interval_ns: quiet / gaps.max(1) as f64,
+                mean_ns: if gaps == 0 {
+                    0.0
+                } else {
+                    stolen as f64 / gaps as f64
+                },
+            })
+        })
+        .join()
+        .expect("the noise thread does not panic")
     })
 }
 
@@ -514,6 +573,20 @@ impl Calibration {
             "single futex handoffs on one CPU, interquartile range / ln 3; over sqrt 2, split between the wake-up and the switch like the handoff (variances add)",
         );
         set("sched.jitter_ns", self.jitter.median() / 2f64.sqrt(), how);
+        let what = "clock-reading loop on one CPU, gaps over 2 us";
+        set(
+            "sched.noise_interval_ns",
+            self.noise_interval.median(),
+            spread(
+                &self.noise_interval,
+                &format!("{what}: uninterrupted time per gap"),
+            ),
+        );
+        set(
+            "sched.noise_ns",
+            self.noise.median(),
+            spread(&self.noise, &format!("{what}: their mean length")),
+        );
         if let Some(f) = &self.handoff_two_cpus {
             let how = spread(f, "futex handoff across 2 CPUs; less 1 syscall");
             set("sched.wakeup_idle_ns", (f.median() - syscall).max(0.0), how);
@@ -612,6 +685,8 @@ mod tests {
             handoff_one_cpu: figure(2200.0),
             jitter: figure(250.0),
             handoff_two_cpus: None,
+            noise_interval: figure(800_000.0),
+            noise: figure(20_000.0),
             walk: figure(12.0),
             walk_vmas: 10_001,
         };
@@ -624,6 +699,10 @@ mod tests {
         assert_eq!(
             p.sched.jitter_ns,
             (250.0 / 2f64.sqrt() * 10.0).round() / 10.0
+        );
+        assert_eq!(
+            (p.sched.noise_interval_ns, p.sched.noise_ns),
+            (800_000.0, 20_000.0)
         );
         assert_eq!(p.work.vma_visit_ns, 12.0);
         assert_eq!(p.work.unmap_pte_ns, 12.0);

@@ -16,6 +16,7 @@
 
 use super::cache::{Access, LineCosts, LineId, Lines, Outcome, Slot, ps};
 use super::events::Events;
+use super::noise::Noise;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
 use crate::locks::platform::{ParkToken, UnparkToken};
 use crate::model::machine::{LineService, MachineProfile};
@@ -127,6 +128,7 @@ pub struct Costs {
     pub sched: SchedPs,
     /// One RCU grace period (the profile's `work.rcu_gp_ns`).
     pub rcu_gp: u64,
+    pub noise: Noise,
 }
 
 /// Everything the simulation knows.
@@ -169,6 +171,10 @@ impl Kernel {
         let costs = Costs {
             pause: ps(profile.cache.pause_ns),
             rcu_gp: ps(profile.work.rcu_gp_ns),
+            noise: Noise {
+                interval: ps(s.noise_interval_ns),
+                mean: ps(s.noise_ns),
+            },
             sched: SchedPs {
                 ctx_switch: ps(s.ctx_switch_ns),
                 wakeup: ps(s.wakeup_ns),
@@ -464,6 +470,14 @@ impl Kernel {
     }
 
     // ---- work ----
+
+    /// `work` picoseconds of work starting now on the running thread's CPU,
+    /// stretched by the interruptions that CPU takes meanwhile ([`Noise`]).
+    pub fn interrupted(&mut self, work: u64) -> u64 {
+        let (cpu, now) = (self.cpu(), self.now());
+        let next = &mut self.cpus[cpu].next_noise;
+        work + self.costs.noise.stolen(next, now, work, &mut self.rng)
+    }
 
     /// Start `left` picoseconds of work (user mode if `user`); returns when
     /// the thread must resume to go on: the end, or earlier where its slice

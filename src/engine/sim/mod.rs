@@ -19,6 +19,7 @@
 pub mod cache;
 pub mod events;
 pub mod kernel;
+pub mod noise;
 pub mod platform;
 pub mod run;
 pub mod sched;

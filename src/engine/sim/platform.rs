@@ -115,7 +115,10 @@ fn accessed(kind: Access, moved: bool) {
 /// `ns` of kernel work (`user` false) or user work, interruptible where the
 /// preemption model allows.
 fn work(ns: u64, user: bool) {
-    let mut left = ns * 1_000;
+    // The work and what interruptions of its CPU take from it.
+    let Some(mut left) = with_kernel(|k| k.interrupted(ns * 1_000)) else {
+        return;
+    };
     while left > 0 {
         let Some(end) = with_kernel(|k| k.now() + left) else {
             return;
@@ -469,13 +472,29 @@ mod tests {
     use crate::locks::stats::ThreadStats;
     use crate::model::machine::{self, MachineProfile};
 
+    /// Run `body` as the one thread of a one-CPU machine of `profile`.
+    fn run_one(profile: &MachineProfile, body: Body<'_>) -> run::Ended {
+        let kernel = Kernel::new(profile, 1, Preempt::Voluntary, 1, 1);
+        let timers = Timers {
+            window_ps: 0,
+            on_window: Box::new(|_, _| {}),
+            stop_ps: u64::MAX,
+            on_stop: Box::new(|| {}),
+            cut_off_ps: u64::MAX,
+        };
+        let mut stats = [ThreadStats::default()];
+        run::run(kernel, vec![body], &mut stats, timers)
+    }
+
+    fn profile() -> MachineProfile {
+        machine::load(&MachineProfile::default_path()).expect("default profile")
+    }
+
     /// An atomic made where a dropped one lived is a new line: it must not
     /// inherit the old one's cache state. Lines named by address make the
     /// two one line.
     #[test]
     fn an_atomic_made_at_a_freed_ones_address_is_a_new_line() {
-        let profile = machine::load(&MachineProfile::default_path()).expect("default profile");
-        let kernel = Kernel::new(&profile, 1, Preempt::Voluntary, 1, 1);
         let addresses = RefCell::new(Vec::new());
         let body: Body<'_> = Box::new(|| {
             let mut place: Option<SimAtomic<AtomicU32>> = None;
@@ -488,20 +507,30 @@ mod tests {
                     .push(std::ptr::from_ref(word) as usize);
             }
         });
-        let timers = Timers {
-            window_ps: 0,
-            on_window: Box::new(|_, _| {}),
-            stop_ps: u64::MAX,
-            on_stop: Box::new(|| {}),
-            cut_off_ps: u64::MAX,
-        };
-        let mut stats = [ThreadStats::default()];
-        let ended = run::run(kernel, vec![body], &mut stats, timers);
+        let ended = run_one(&profile(), body);
         let addresses = addresses.into_inner();
         assert_eq!(
             addresses[0], addresses[1],
             "the second atomic reused the place"
         );
         assert_eq!(ended.lines, 2, "two atomics, two lines");
+    }
+
+    /// 10 ms of udelay in 1 us pieces takes 10 ms without noise, and about
+    /// 11 ms with an interruption of 10 us every 100 us of work.
+    #[test]
+    fn noise_stretches_work_by_its_share() {
+        let body =
+            || -> Body<'static> { Box::new(|| (0..10_000).for_each(|_| Sim::udelay(1_000))) };
+        let quiet = run_one(&profile(), body());
+        assert_eq!(quiet.at_ps, 10_000_000_000, "no noise: exactly the work");
+        let mut noisy = profile();
+        noisy.sched.noise_interval_ns = 100_000.0;
+        noisy.sched.noise_ns = 10_000.0;
+        let ms = run_one(&noisy, body()).at_ps as f64 / 1e9;
+        assert!(
+            (ms - 11.0).abs() < 0.3,
+            "with noise the work took {ms:.3} ms, not about 11"
+        );
     }
 }

@@ -172,6 +172,9 @@ pub struct Cpu {
     pub busy: u64,
     /// The queue's monotonic minimum virtual runtime (cfs_rq->min_vruntime).
     pub min_vruntime: u64,
+    /// When this CPU's next interruption is due (0: none drawn yet; see
+    /// [`super::noise`]).
+    pub next_noise: u64,
 }
 
 impl Cpu {
@@ -183,6 +186,7 @@ impl Cpu {
             exec_start: 0,
             busy: 0,
             min_vruntime: 0,
+            next_noise: 0,
         }
     }
 
