@@ -42,7 +42,8 @@ const MAX_CORES: u32 = 1024;
 const MAX_THREADS: u32 = 8;
 
 /// Costs that divide time into periods: zero would make a scheduler tick or
-/// a timeslice that never ends (or never starts).
+/// a timeslice that never ends (or never starts), or a CPU interrupted
+/// without end.
 const POSITIVE: &[&str] = &[
     "sched.noise_interval_ns",
     "sched.tick_ns",

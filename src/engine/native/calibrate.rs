@@ -179,8 +179,9 @@ fn noise(cpu: usize, span_ns: u64) -> Result<NoiseTrial> {
                 .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
             let origin = Instant::now();
             let now = || origin.elapsed().as_nanos() as u64;
-            let (mut last, mut gaps, mut stolen) = (now(), 0u64, 0u64);
-            let end = last + span_ns;
+            let start = now();
+            let (mut last, mut gaps, mut stolen) = (start, 0u64, 0u64);
+            let end = start + span_ns;
             while last < end {
                 let t = now();
                 if t - last > NOISE_GAP_NS {
@@ -189,7 +190,8 @@ fn noise(cpu: usize, span_ns: u64) -> Result<NoiseTrial> {
                 }
                 last = t;
             }
-            let quiet = (span_ns.max(1) - stolen.min(span_ns - 1)) as f64;
+            // The gaps lie inside the loop's time, so this cannot underflow.
+            let quiet = (last - start - stolen) as f64;
             Ok(NoiseTrial {
                 interval_ns: quiet / gaps.max(1) as f64,
                 mean_ns: if gaps == 0 {
@@ -727,6 +729,19 @@ mod tests {
             assert!(pingpong((cpus[0], cpus[1]), 1_000).unwrap() > 0.0);
             assert!(handoff((cpus[0], cpus[1]), 50).unwrap().mean_ns > 0.0);
         }
+    }
+
+    #[test]
+    fn noise_counts_gaps_within_the_loop() {
+        // 10 ms: the quiet time per gap lies within the span, and a gap
+        // counted is longer than the threshold.
+        let n = noise(allowed_cpus().unwrap()[0], 10_000_000).unwrap();
+        assert!(n.interval_ns > 0.0 && n.interval_ns <= 10_000_000.0 * 1.5);
+        assert!(
+            n.mean_ns == 0.0 || n.mean_ns > NOISE_GAP_NS as f64,
+            "{}",
+            n.mean_ns
+        );
     }
 
     #[test]

@@ -4,19 +4,20 @@
 //!
 //! Each CPU is interrupted as a Poisson process of mean interval
 //! `sched.noise_interval_ns`; each interruption lasts an exponential time of
-//! mean `sched.noise_ns` (the shape measured here: on this project's 2-vCPU
-//! VM, gaps in a clock-reading loop had a median of 0.6-0.7 times their
-//! mean and a 90th percentile of 1.5-2.3 times it; an exponential has 0.69
-//! and 2.3). Only work charges ([`crate::locks::platform::Platform::udelay`]
-//! and the like) are stretched: a thread holding a lock through its work is
-//! the case that matters, and spins or lock-word accesses cut short by an
+//! mean `sched.noise_ns`. That is roughly the shape measured here: on this
+//! project's 2-vCPU VM, gaps in a clock-reading loop had a median of
+//! 0.67-0.86 times their mean and a 90th percentile of 1.6-2.1 times it,
+//! where an exponential has 0.69 and 2.3 (its tail is somewhat heavier).
+//! Only work charges ([`crate::locks::platform::Platform::udelay`] and the
+//! like) are stretched: a thread holding a lock through its work is the case
+//! that matters, and spins or lock-word accesses cut short by an
 //! interruption are left out. With `noise_ns = 0` nothing is drawn, so a
 //! profile without noise replays exactly.
 
 use rand::{Rng, RngExt};
 
 /// The noise of a profile, picoseconds.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Noise {
     /// Mean time between one CPU's interruptions.
     pub interval: u64,
