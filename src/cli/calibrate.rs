@@ -174,6 +174,19 @@ fn table(cal: &Calibration, out: &Path) -> String {
                 cal.walk_vmas
             ),
         ),
+        (
+            "lru_per_page",
+            Some(cal.lru.clone()),
+            "native isolate + putback of 32-page batches, per page moved -> work.lru_page_ns".into(),
+        ),
+        (
+            "unmap_per_vma",
+            Some(cal.unmap.clone()),
+            format!(
+                "native reclaim (try_to_unmap), {} vmas per page -> work.unmap_pte_ns",
+                cal.walk_vmas
+            ),
+        ),
     ];
     let mut text = format!(
         "calibrate: {}, {} CPUs ({}), medians of {} trials\n",

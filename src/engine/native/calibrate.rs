@@ -11,7 +11,9 @@
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle | `sched.wakeup_idle_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
-//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, per vma visited | `work.vma_visit_ns`, `work.unmap_pte_ns` |
+//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, per vma visited | `work.vma_visit_ns` |
+//! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
+//! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of each of those pages once, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //!
 //! Each figure is the median of several trials; every trial reports its own
 //! mean per operation, so the spread across trials shows the noise of a
@@ -21,6 +23,7 @@
 use crate::engine::native::pin::pin_current_thread;
 use crate::model::WorldSpec;
 use crate::model::machine::MachineProfile;
+use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
 use crate::rmap::{MmId, World, pte};
 use crate::{Error, Result};
 use crossbeam_utils::CachePadded;
@@ -105,6 +108,10 @@ pub struct Calibration {
     pub noise: Figure,
     /// ns per vma visited.
     pub walk: Figure,
+    /// ns per vma unmapped (try_to_unmap of a page the whole family maps).
+    pub unmap: Figure,
+    /// ns per page moved between the LRU lists and a reclaim batch.
+    pub lru: Figure,
     /// vmas one walk visits in the model's world.
     pub walk_vmas: u32,
 }
@@ -143,6 +150,9 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let noise = Figure { trials_ns: lengths };
     let walker = Walker::new(world)?;
     let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(2_000_000))))?;
+    let unmap = trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan)))?;
+    let mut lru_world = World::build(world);
+    let lru = trials(&mut || lru_moves(&mut lru_world, plan.ops(2_000_000)))?;
     Ok(Calibration {
         cpus,
         atomic,
@@ -155,6 +165,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         noise_interval,
         noise,
         walk,
+        unmap,
+        lru,
         walk_vmas: walker.vmas,
     })
 }
@@ -491,6 +503,47 @@ impl Walker {
         }
         per_op(t0.elapsed(), visited.max(1))
     }
+
+    /// Reclaim each page once (a quick plan: a twentieth of them); ns per
+    /// vma unmapped. An unmapped page stays unmapped, so each trial needs a
+    /// world of its own.
+    fn ns_per_vma_unmapped(self, plan: &Plan) -> f64 {
+        let n = plan.ops(self.pages.len() as u64) as usize;
+        let mut unmapped = 0u64;
+        let t0 = Instant::now();
+        for &page in &self.pages[..n] {
+            unmapped += u64::from(self.world.reclaim(black_box(page)).vmas_visited);
+        }
+        per_op(t0.elapsed(), unmapped.max(1))
+    }
+}
+
+/// Isolate batches of [`SWAP_CLUSTER_MAX`] pages off `world`'s inactive
+/// list and put each back, until about `moves` pages moved; ns per page
+/// moved. Put back old, a page goes to the list's head, so the batches go
+/// round the whole list as a reclaim scan does.
+fn lru_moves(world: &mut World, moves: u64) -> Result<f64> {
+    let batches = moves.div_ceil(2 * SWAP_CLUSTER_MAX as u64);
+    let mut moved = 0u64;
+    let t0 = Instant::now();
+    for _ in 0..batches {
+        let batch = world
+            .lru
+            .isolate_pinned(&world.pages, List::Inactive, SWAP_CLUSTER_MAX);
+        for &page in &batch {
+            world
+                .lru
+                .putback_from(&world.pages, page, List::Inactive, Verdict::Old);
+            world.pages.unpin(page);
+        }
+        moved += 2 * batch.len() as u64;
+    }
+    if moved == 0 {
+        return Err(Error::usage(
+            "calibrate: the model's world has no page on its inactive list to move (allowed: a model whose tasks map anonymous or file pages)",
+        ));
+    }
+    Ok(per_op(t0.elapsed(), moved))
 }
 
 /// A measured value as a profile stores it: 0.1 ns resolution.
@@ -505,8 +558,7 @@ impl Calibration {
     /// Derived keys: `ctx_switch_ns` and `wakeup_ns` split the one-CPU handoff
     /// (less its two syscalls, the wake and the wait) evenly, as the default
     /// profile splits perf's pipe benchmark; `wakeup_idle_ns` is the two-CPU
-    /// handoff less the waker's syscall; `unmap_pte_ns` is the walk cost (the
-    /// native world's try_to_unmap walks the same tree per vma).
+    /// handoff less the waker's syscall.
     pub fn profile(
         &self,
         base: &MachineProfile,
@@ -599,11 +651,22 @@ impl Calibration {
             self.walk.median(),
             spread(&self.walk, &what),
         );
-        let what = format!("{what}; the same walk stands for try_to_unmap's");
+        set(
+            "work.lru_page_ns",
+            self.lru.median(),
+            spread(
+                &self.lru,
+                "native isolate and putback of 32-page batches, per page moved",
+            ),
+        );
+        let what = format!(
+            "native reclaim of a page ({} vmas per try_to_unmap)",
+            self.walk_vmas
+        );
         set(
             "work.unmap_pte_ns",
-            self.walk.median(),
-            spread(&self.walk, &what),
+            self.unmap.median(),
+            spread(&self.unmap, &what),
         );
         (p, notes)
     }
@@ -690,6 +753,8 @@ mod tests {
             noise_interval: figure(800_000.0),
             noise: figure(20_000.0),
             walk: figure(12.0),
+            unmap: figure(30.0),
+            lru: figure(20.0),
             walk_vmas: 10_001,
         };
         let (p, notes) = cal.profile(&base, "base.toml");
@@ -707,7 +772,8 @@ mod tests {
             (800_000.0, 20_000.0)
         );
         assert_eq!(p.work.vma_visit_ns, 12.0);
-        assert_eq!(p.work.unmap_pte_ns, 12.0);
+        assert_eq!(p.work.unmap_pte_ns, 30.0);
+        assert_eq!(p.work.lru_page_ns, 20.0);
         // Not measured: copied, and the note says so.
         assert_eq!(p.sched.wakeup_idle_ns, base.sched.wakeup_idle_ns);
         assert_eq!(p.cache.memory_ns, base.cache.memory_ns);

@@ -15,9 +15,14 @@
 //! than the inactive list holds is told to throttle ([`Isolated::Throttle`],
 //! too_many_isolated). Each acquisition reports how long it waited for the
 //! lru_lock, for the memory line.
+//!
+//! Each page moved from one list to another (added, isolated, put back) is
+//! charged the profile's `work.lru_page_ns` under the lock: the list_del and
+//! list_add of its lru links and the flag bits, real work natively.
 
 use super::SharedWorld;
 use crate::locks::RawRwLock;
+use crate::locks::platform::Platform;
 use crate::rmap::PageId;
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
 
@@ -74,6 +79,7 @@ impl<L: RawRwLock> SharedWorld<L> {
     pub(super) fn lru_add(&self, page: PageId) -> u64 {
         let mut lru = self.lru.lock();
         lru.add(&self.pages, page);
+        L::Platform::charge(self.costs.lru_page);
         let bound = STALE_BOUND * self.pages.capacity() as usize + SWAP_CLUSTER_MAX;
         lru.drop_stale(&self.pages, bound);
         lru.waited_ns()
@@ -94,6 +100,7 @@ impl<L: RawRwLock> SharedWorld<L> {
             List::Inactive
         };
         let mut left = lru.isolate_pinned(&self.pages, from, nr);
+        L::Platform::charge(left.len() as u64 * self.costs.lru_page);
         if left.is_empty() {
             return (Isolated::Empty, waited);
         }
@@ -119,6 +126,7 @@ impl<L: RawRwLock> SharedWorld<L> {
             for &(page, verdict) in &batch.decided {
                 lru.putback_from(&self.pages, page, batch.from, verdict);
             }
+            L::Platform::charge(batch.decided.len() as u64 * self.costs.lru_page);
             lru.waited_ns()
         };
         for &(page, _) in &batch.decided {
