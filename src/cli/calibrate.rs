@@ -180,6 +180,14 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "native isolate + putback of 32-page batches, per page moved -> work.lru_page_ns".into(),
         ),
         (
+            "fork_exit",
+            Some(cal.fork.clone()),
+            format!(
+                "native fork + exit of a task ({} vmas, {} AVCs, {} PTEs) -> work.vma_ns, avc_ns, pte_copy_ns",
+                cal.fork_work.vmas, cal.fork_work.avcs, cal.fork_work.ptes
+            ),
+        ),
+        (
             "unmap_per_vma",
             Some(cal.unmap.clone()),
             format!(

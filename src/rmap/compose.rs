@@ -249,6 +249,21 @@ mod tests {
     }
 
     #[test]
+    fn a_fork_and_exit_tally_the_vmas_avcs_and_ptes_both_ways() {
+        let (mut w, parent) = world();
+        let child = w.fork(parent);
+        let forked = w.work;
+        w.exit(child);
+        let exited = w.work;
+        // vm_area_dup of both vmas; the anon one's AVC to the parent's
+        // anon_vma and to its own; its one present PTE.
+        assert_eq!((forked.vmas, forked.avcs, forked.ptes), (2, 2, 1));
+        // The exit frees both vmas and unlinks the file one from i_mmap
+        // (priced as a vma too), unlinks both AVCs and zaps the PTE.
+        assert_eq!((exited.vmas, exited.avcs, exited.ptes), (5, 4, 2));
+    }
+
+    #[test]
     fn fork_then_exit_take_each_step_s_declared_locks_in_kernel_order() {
         let (mut w, parent) = world();
         let child = w.spawn();
@@ -257,6 +272,7 @@ mod tests {
                 families: &mut w.families,
                 family_ids: &mut w.family_ids,
                 spaces: &mut w.spaces,
+                work: &mut w.work,
             },
             seen: Vec::new(),
         };
@@ -300,6 +316,7 @@ mod tests {
                 families: &mut w.families,
                 family_ids: &mut w.family_ids,
                 spaces: &mut w.spaces,
+                work: &mut w.work,
             },
             seen: Vec::new(),
         };

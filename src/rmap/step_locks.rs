@@ -26,6 +26,25 @@ pub enum Work {
     Ptes(u32),
 }
 
+/// The [`Work`] a single-threaded world's compositions did, by kind: what
+/// `calibrate` divides the native time of a fork and exit by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkTally {
+    pub vmas: u64,
+    pub avcs: u64,
+    pub ptes: u64,
+}
+
+impl WorkTally {
+    pub fn add(&mut self, work: Work) {
+        match work {
+            Work::Vmas(n) => self.vmas += u64::from(n),
+            Work::Avcs(n) => self.avcs += u64::from(n),
+            Work::Ptes(n) => self.ptes += u64::from(n),
+        }
+    }
+}
+
 /// Whoever can take a step's locks.
 pub trait TakeStepLocks {
     /// One step's held locks; dropping it releases them.
@@ -87,12 +106,15 @@ pub struct Unlocked<'w> {
     pub families: &'w mut SlotTable<Option<Family>>,
     pub family_ids: &'w mut IdAlloc,
     pub spaces: &'w mut [AddressSpace],
+    /// Where the work done is counted.
+    pub work: &'w mut WorkTally,
 }
 
 /// The parts a step's locks would guard, borrowed from an [`Unlocked`].
 pub struct UnlockedParts<'a> {
     family: Option<&'a mut Option<Family>>,
     space: Option<&'a mut AddressSpace>,
+    work: &'a mut WorkTally,
 }
 
 impl TakeStepLocks for Unlocked<'_> {
@@ -123,11 +145,16 @@ impl TakeStepLocks for Unlocked<'_> {
                     .unwrap_or_else(|| panic!("{f:?} was never allocated"))
             }),
             space: space.map(|s| &mut self.spaces[s.index()]),
+            work: self.work,
         }
     }
 
     fn free_family(&mut self, family: FamilyId) {
         self.family_ids.free(family.0);
+    }
+
+    fn did(&mut self, work: Work) {
+        self.work.add(work);
     }
 }
 
@@ -143,5 +170,9 @@ impl StepParts for UnlockedParts<'_> {
     fn clear_family(&mut self) {
         let slot = self.family.as_deref_mut();
         *slot.expect("the step locked a family") = None;
+    }
+
+    fn did(&mut self, work: Work) {
+        self.work.add(work);
     }
 }

@@ -25,7 +25,7 @@ use super::pte::PageTables;
 use super::slots::{IdAlloc, SlotTable};
 use super::space::{AddressSpace, PageCache};
 use super::split;
-use super::step_locks::Unlocked;
+use super::step_locks::{Unlocked, WorkTally};
 use super::vma_lock::{self, VmaLockOutcome};
 use super::walk::{self, Locked, WalkResult};
 
@@ -71,6 +71,8 @@ pub struct World {
     pub pages: PagePool,
     /// The zone's LRU lists: guarded by its lru_lock.
     pub lru: Lru,
+    /// The work the compositions did so far (vmas, AVCs, PTEs).
+    pub work: WorkTally,
 }
 
 /// What one [`World::shrink_lru`] pass did.
@@ -115,6 +117,7 @@ impl World {
             page_cache: file_pages.iter().map(|&p| PageCache::new(p)).collect(),
             pages: PagePool::new(cap.pages),
             lru: Lru::default(),
+            work: WorkTally::default(),
         }
     }
 
@@ -312,6 +315,7 @@ impl World {
             families: &mut self.families,
             family_ids: &mut self.family_ids,
             spaces: &mut self.spaces,
+            work: &mut self.work,
         };
         (locks, &mut self.mms, &self.page_tables, &self.pages)
     }

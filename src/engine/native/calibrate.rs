@@ -13,6 +13,7 @@
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
 //! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, per vma visited | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
+//! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of each of those pages once, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //!
 //! Each figure is the median of several trials; every trial reports its own
@@ -24,7 +25,8 @@ use crate::engine::native::pin::pin_current_thread;
 use crate::model::WorldSpec;
 use crate::model::machine::MachineProfile;
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
-use crate::rmap::{MmId, World, pte};
+use crate::rmap::step_locks::WorkTally;
+use crate::rmap::{Capacity, MmId, World, pte};
 use crate::{Error, Result};
 use crossbeam_utils::CachePadded;
 use std::collections::BTreeMap;
@@ -112,6 +114,10 @@ pub struct Calibration {
     pub unmap: Figure,
     /// ns per page moved between the LRU lists and a reclaim batch.
     pub lru: Figure,
+    /// ns per fork and exit of a task.
+    pub fork: Figure,
+    /// The work one fork and exit did.
+    pub fork_work: WorkTally,
     /// vmas one walk visits in the model's world.
     pub walk_vmas: u32,
 }
@@ -153,6 +159,19 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let unmap = trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan)))?;
     let mut lru_world = World::build(world);
     let lru = trials(&mut || lru_moves(&mut lru_world, plan.ops(2_000_000)))?;
+    // Room for the one child a cycle holds.
+    let cap = Capacity::for_spec(world);
+    let cap = Capacity {
+        mms: cap.mms + 1,
+        ..cap
+    };
+    let mut fork_world = World::build_with(world, cap);
+    let mut fork_work = WorkTally::default();
+    let fork = trials(&mut || {
+        let (ns, work) = fork_exit(&mut fork_world, plan.ops(2_000))?;
+        fork_work = work;
+        Ok(ns)
+    })?;
     Ok(Calibration {
         cpus,
         atomic,
@@ -167,6 +186,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         walk,
         unmap,
         lru,
+        fork,
+        fork_work,
         walk_vmas: walker.vmas,
     })
 }
@@ -546,6 +567,28 @@ fn lru_moves(world: &mut World, moves: u64) -> Result<f64> {
     Ok(per_op(t0.elapsed(), moved))
 }
 
+/// Fork a child of `world`'s first task and exit it, `cycles` times; ns per
+/// cycle and the work one cycle did (every cycle does the same).
+fn fork_exit(world: &mut World, cycles: u64) -> Result<(f64, WorkTally)> {
+    let parent = world.live_mms().next().map(|(mm, _)| mm).ok_or_else(|| {
+        Error::usage("calibrate: the model's world has no task to fork (allowed: world.tasks >= 1)")
+    })?;
+    let before = world.work;
+    let t0 = Instant::now();
+    for _ in 0..cycles {
+        let child = world.fork(black_box(parent));
+        world.exit(child);
+    }
+    let elapsed = t0.elapsed();
+    let n = cycles.max(1);
+    let per_cycle = WorkTally {
+        vmas: (world.work.vmas - before.vmas) / n,
+        avcs: (world.work.avcs - before.avcs) / n,
+        ptes: (world.work.ptes - before.ptes) / n,
+    };
+    Ok((per_op(elapsed, n), per_cycle))
+}
+
 /// A measured value as a profile stores it: 0.1 ns resolution.
 fn round(ns: f64) -> f64 {
     (ns * 10.0).round() / 10.0
@@ -659,6 +702,23 @@ impl Calibration {
                 "native isolate and putback of 32-page batches, per page moved",
             ),
         );
+        let w = self.fork_work;
+        let base_cycle = w.vmas as f64 * base.work.vma_ns
+            + w.avcs as f64 * base.work.avc_ns
+            + w.ptes as f64 * base.work.pte_copy_ns;
+        if base_cycle > 0.0 {
+            let scale = self.fork.median() / base_cycle;
+            let how = spread(
+                &self.fork,
+                &format!(
+                    "native fork and exit of a task ({} vmas, {} AVCs, {} PTEs copied and freed); {base_name}'s figure x {scale:.3}, the three scaled together",
+                    w.vmas, w.avcs, w.ptes
+                ),
+            );
+            set("work.vma_ns", base.work.vma_ns * scale, how.clone());
+            set("work.avc_ns", base.work.avc_ns * scale, how.clone());
+            set("work.pte_copy_ns", base.work.pte_copy_ns * scale, how);
+        }
         let what = format!(
             "native reclaim of a page ({} vmas per try_to_unmap)",
             self.walk_vmas
@@ -755,6 +815,12 @@ mod tests {
             walk: figure(12.0),
             unmap: figure(30.0),
             lru: figure(20.0),
+            fork: figure(10_000.0),
+            fork_work: WorkTally {
+                vmas: 10,
+                avcs: 20,
+                ptes: 100,
+            },
             walk_vmas: 10_001,
         };
         let (p, notes) = cal.profile(&base, "base.toml");
@@ -774,6 +840,12 @@ mod tests {
         assert_eq!(p.work.vma_visit_ns, 12.0);
         assert_eq!(p.work.unmap_pte_ns, 30.0);
         assert_eq!(p.work.lru_page_ns, 20.0);
+        // 10,000 ns over 10 x 300 + 20 x 300 + 100 x 55 = 14,500 ns at the
+        // base's prices: each price x 0.690.
+        assert_eq!(
+            (p.work.vma_ns, p.work.avc_ns, p.work.pte_copy_ns),
+            (206.9, 206.9, 37.9)
+        );
         // Not measured: copied, and the note says so.
         assert_eq!(p.sched.wakeup_idle_ns, base.sched.wakeup_idle_ns);
         assert_eq!(p.cache.memory_ns, base.cache.memory_ns);

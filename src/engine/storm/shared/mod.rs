@@ -98,6 +98,7 @@ use crate::rmap::era::Era;
 use crate::rmap::lru::Lru;
 use crate::rmap::pte::PageTables;
 use crate::rmap::slots::{IdAlloc, SlotTable};
+use crate::rmap::step_locks::WorkTally;
 use crate::rmap::{AddressSpace, Capacity, Family, FamilyId, Mm, MmId, PageCache, PagePool, World};
 use find_vma::FindVmaLines;
 use mm_write::MmWrite;
@@ -195,6 +196,8 @@ impl<L: RawRwLock> SharedWorld<L> {
             spaces,
             page_cache,
             pages,
+            // The engine charges or spends work as it goes; it keeps no tally.
+            work: _,
         } = world;
         let live: BTreeSet<MmId> = (0..mm_ids.high_water())
             .map(MmId)
@@ -260,6 +263,7 @@ impl<L: RawRwLock> SharedWorld<L> {
             va_pages: self.va_pages,
             era: self.era,
             lru: self.lru.into_inner(),
+            work: WorkTally::default(),
             capacity: self.capacity,
             mms: self.mms.map(|slot| {
                 let mut mm = slot.mm.into_inner();
