@@ -11,10 +11,10 @@
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle | `sched.wakeup_idle_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
-//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, per vma visited | `work.vma_visit_ns` |
+//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, each after writing a buffer as large as the last-level cache: per vma visited | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
-//! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of each of those pages once, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
+//! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //!
 //! Each figure is the median of several trials; every trial reports its own
 //! mean per operation, so the spread across trials shows the noise of a
@@ -155,8 +155,10 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     })?;
     let noise = Figure { trials_ns: lengths };
     let walker = Walker::new(world)?;
-    let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(2_000_000))))?;
-    let unmap = trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan)))?;
+    let mut cold = Evictor::new();
+    let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(20), &mut cold)))?;
+    let unmap =
+        trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan.ops(8), &mut cold)))?;
     let mut lru_world = World::build(world);
     let lru = trials(&mut || lru_moves(&mut lru_world, plan.ops(2_000_000)))?;
     // Room for the one child a cycle holds.
@@ -483,11 +485,15 @@ fn exp_scale(samples: &mut [u64]) -> f64 {
 }
 
 /// The native world of a model and the ancestor's pages whose walks visit
-/// every vma of its family. They are walked in turn, not one page again and
-/// again: a storm's reclaim scan walks a different page each time, and
-/// between two walks of one page it has crossed 10,000 mms' tables. On this
-/// 2-CPU machine one page again and again gave 135 ns per vma, the pages in
-/// turn 506 ns.
+/// every vma of its family. Each walk starts with the caches emptied
+/// ([`Evictor`]): in a storm, between two walks of family-wide pages the
+/// scan has crossed other mms' tables and the storm's other threads their
+/// own memory. Walking the pages in turn without it is cold only where the
+/// last-level cache is smaller than a walk's lines (about 2 MiB for 10,001
+/// vmas): 506 ns per vma on one earlier 2-CPU VM, but 131-144 ns on one
+/// with a 480 MiB L3, where the native storm's first pass, four threads
+/// walking family-wide pages on one CPU, spent 395 ns per vma (CPU samples
+/// over vmas visited) and a walk after writing 256 MiB 396 ns.
 struct Walker {
     world: World,
     pages: Vec<crate::rmap::PageId>,
@@ -514,29 +520,77 @@ impl Walker {
         Ok(Walker { world, pages, vmas })
     }
 
-    /// Walk until about `vmas` vmas were visited; ns per vma visited.
-    fn ns_per_vma(&self, vmas: u64) -> f64 {
-        let walks = vmas.div_ceil(u64::from(self.vmas)).max(1);
-        let mut visited = 0u64;
-        let t0 = Instant::now();
+    /// `walks` cold walks of the pages in turn; ns per vma visited.
+    fn ns_per_vma(&self, walks: u64, cold: &mut Evictor) -> f64 {
+        let (mut visited, mut took) = (0u64, Duration::ZERO);
         for &page in self.pages.iter().cycle().take(walks as usize) {
+            cold.evict();
+            let t0 = Instant::now();
             visited += u64::from(self.world.page_referenced(black_box(page)).vmas_visited);
+            took += t0.elapsed();
         }
-        per_op(t0.elapsed(), visited.max(1))
+        per_op(took, visited.max(1))
     }
 
-    /// Reclaim each page once (a quick plan: a twentieth of them); ns per
-    /// vma unmapped. An unmapped page stays unmapped, so each trial needs a
-    /// world of its own.
-    fn ns_per_vma_unmapped(self, plan: &Plan) -> f64 {
-        let n = plan.ops(self.pages.len() as u64) as usize;
-        let mut unmapped = 0u64;
-        let t0 = Instant::now();
-        for &page in &self.pages[..n] {
+    /// Reclaim the first `n` pages once each, cold; ns per vma unmapped. An
+    /// unmapped page stays unmapped, so each trial needs a world of its own.
+    fn ns_per_vma_unmapped(self, n: u64, cold: &mut Evictor) -> f64 {
+        let (mut unmapped, mut took) = (0u64, Duration::ZERO);
+        for &page in self.pages.iter().take(n as usize) {
+            cold.evict();
+            let t0 = Instant::now();
             unmapped += u64::from(self.world.reclaim(black_box(page)).vmas_visited);
+            took += t0.elapsed();
         }
-        per_op(t0.elapsed(), unmapped.max(1))
+        per_op(took, unmapped.max(1))
     }
+}
+
+/// Empties the caches by writing one byte of every line of a buffer as large
+/// as the last-level cache (sysfs's largest cache of CPU 0; 64 MiB if it
+/// says nothing, at most 1 GiB).
+struct Evictor {
+    lines: Vec<u8>,
+}
+
+impl Evictor {
+    const LINE: usize = 64;
+
+    fn new() -> Evictor {
+        let bytes = last_level_cache_bytes()
+            .unwrap_or(64 << 20)
+            .clamp(64 << 20, 1 << 30);
+        Evictor {
+            lines: vec![0; bytes],
+        }
+    }
+
+    fn evict(&mut self) {
+        for i in (0..self.lines.len()).step_by(Self::LINE) {
+            self.lines[i] = self.lines[i].wrapping_add(1);
+        }
+        black_box(&self.lines);
+    }
+}
+
+/// The largest cache sysfs lists for CPU 0 ("491520K"), in bytes.
+fn last_level_cache_bytes() -> Option<usize> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("size")).ok())
+        .filter_map(|size| parse_cache_size(size.trim()))
+        .max()
+}
+
+/// "48K", "2048K", "32M" in bytes.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+    let shift = match unit {
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return None,
+    };
+    digits.parse::<usize>().ok().map(|n| n << shift)
 }
 
 /// Isolate batches of [`SWAP_CLUSTER_MAX`] pages off `world`'s inactive
@@ -688,7 +742,10 @@ impl Calibration {
             let how = spread(f, "futex handoff across 2 CPUs; less 1 syscall");
             set("sched.wakeup_idle_ns", (f.median() - syscall).max(0.0), how);
         }
-        let what = format!("native page_referenced ({} vmas per walk)", self.walk_vmas);
+        let what = format!(
+            "native page_referenced from cold caches ({} vmas per walk)",
+            self.walk_vmas
+        );
         set(
             "work.vma_visit_ns",
             self.walk.median(),
@@ -720,7 +777,7 @@ impl Calibration {
             set("work.pte_copy_ns", base.work.pte_copy_ns * scale, how);
         }
         let what = format!(
-            "native reclaim of a page ({} vmas per try_to_unmap)",
+            "native reclaim of a page from cold caches ({} vmas per try_to_unmap)",
             self.walk_vmas
         );
         set(
@@ -769,6 +826,15 @@ mod tests {
             trials_ns: vec![4.0, 1.0, 2.0, 10.0],
         };
         assert_eq!(even.median(), 3.0);
+    }
+
+    #[test]
+    fn cache_sizes_read_as_sysfs_writes_them() {
+        assert_eq!(parse_cache_size("48K"), Some(48 << 10));
+        assert_eq!(parse_cache_size("491520K"), Some(480 << 20));
+        assert_eq!(parse_cache_size("32M"), Some(32 << 20));
+        assert_eq!(parse_cache_size("12"), None);
+        assert_eq!(parse_cache_size("1T"), None);
     }
 
     #[test]
