@@ -492,8 +492,9 @@ fn exp_scale(samples: &mut [u64]) -> f64 {
 /// last-level cache is smaller than a walk's lines (about 2 MiB for 10,001
 /// vmas): 506 ns per vma on one earlier 2-CPU VM, but 131-144 ns on one
 /// with a 480 MiB L3, where the native storm's first pass, four threads
-/// walking family-wide pages on one CPU, spent 395 ns per vma (CPU samples
-/// over vmas visited) and a walk after writing 256 MiB 396 ns.
+/// walking family-wide pages on one CPU, spent about 390 ns per vma (CPU
+/// samples over the vmas of the walks that finished) and a walk after
+/// writing 256 MiB 396 ns.
 struct Walker {
     world: World,
     pages: Vec<crate::rmap::PageId>,
