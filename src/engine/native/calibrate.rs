@@ -26,7 +26,7 @@ use crate::model::WorldSpec;
 use crate::model::machine::MachineProfile;
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
 use crate::rmap::step_locks::WorkTally;
-use crate::rmap::{Capacity, MmId, World, pte};
+use crate::rmap::{Capacity, MmId, PageId, World, pte};
 use crate::{Error, Result};
 use crossbeam_utils::CachePadded;
 use std::collections::BTreeMap;
@@ -159,18 +159,18 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(20), &mut cold)))?;
     let unmap =
         trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan.ops(8), &mut cold)))?;
-    let mut lru_world = World::build(world);
-    let lru = trials(&mut || lru_moves(&mut lru_world, plan.ops(2_000_000)))?;
-    // Room for the one child a cycle holds.
+    // One world for the LRU moves and the forks, with room for the one
+    // child a fork cycle holds.
     let cap = Capacity::for_spec(world);
     let cap = Capacity {
         mms: cap.mms + 1,
         ..cap
     };
-    let mut fork_world = World::build_with(world, cap);
+    let mut spare = World::build_with(world, cap);
+    let lru = trials(&mut || lru_moves(&mut spare, plan.ops(2_000_000)))?;
     let mut fork_work = WorkTally::default();
     let fork = trials(&mut || {
-        let (ns, work) = fork_exit(&mut fork_world, plan.ops(2_000))?;
+        let (ns, work) = fork_exit(&mut spare, plan.ops(2_000))?;
         fork_work = work;
         Ok(ns)
     })?;
@@ -497,7 +497,7 @@ fn exp_scale(samples: &mut [u64]) -> f64 {
 /// writing 256 MiB 396 ns.
 struct Walker {
     world: World,
-    pages: Vec<crate::rmap::PageId>,
+    pages: Vec<PageId>,
     vmas: u32,
 }
 
@@ -521,30 +521,35 @@ impl Walker {
         Ok(Walker { world, pages, vmas })
     }
 
-    /// `walks` cold walks of the pages in turn; ns per vma visited.
+    /// `walks` walks of the pages in turn; ns per vma visited.
     fn ns_per_vma(&self, walks: u64, cold: &mut Evictor) -> f64 {
-        let (mut visited, mut took) = (0u64, Duration::ZERO);
-        for &page in self.pages.iter().cycle().take(walks as usize) {
-            cold.evict();
-            let t0 = Instant::now();
-            visited += u64::from(self.world.page_referenced(black_box(page)).vmas_visited);
-            took += t0.elapsed();
-        }
-        per_op(took, visited.max(1))
+        let pages = self.pages.iter().cycle().take(walks as usize);
+        cold_per_vma(pages, cold, |p| self.world.page_referenced(p).vmas_visited)
     }
 
-    /// Reclaim the first `n` pages once each, cold; ns per vma unmapped. An
+    /// Reclaim the first `n` pages once each; ns per vma unmapped. An
     /// unmapped page stays unmapped, so each trial needs a world of its own.
     fn ns_per_vma_unmapped(self, n: u64, cold: &mut Evictor) -> f64 {
-        let (mut unmapped, mut took) = (0u64, Duration::ZERO);
-        for &page in self.pages.iter().take(n as usize) {
-            cold.evict();
-            let t0 = Instant::now();
-            unmapped += u64::from(self.world.reclaim(black_box(page)).vmas_visited);
-            took += t0.elapsed();
-        }
-        per_op(took, unmapped.max(1))
+        let pages = self.pages.iter().take(n as usize);
+        cold_per_vma(pages, cold, |p| self.world.reclaim(p).vmas_visited)
     }
+}
+
+/// `walk` of each of `pages` from cold caches, only the walks timed; ns
+/// per vma the walks visited.
+fn cold_per_vma<'p>(
+    pages: impl Iterator<Item = &'p PageId>,
+    cold: &mut Evictor,
+    walk: impl Fn(PageId) -> u32,
+) -> f64 {
+    let (mut vmas, mut took) = (0u64, Duration::ZERO);
+    for &page in pages {
+        cold.evict();
+        let t0 = Instant::now();
+        vmas += u64::from(walk(black_box(page)));
+        took += t0.elapsed();
+    }
+    per_op(took, vmas.max(1))
 }
 
 /// Empties the caches by writing one byte of every line of a buffer as large
