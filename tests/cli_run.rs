@@ -115,12 +115,13 @@ fn csv_has_one_row_per_role() {
         "header + monitor, mprotect, touch:\n{body}"
     );
     // Today's columns in today's order, then the ones schema 2 added, then
-    // the run's CPUs.
+    // the run's CPUs and the role's CPU time.
     assert_eq!(
         rows[0],
         "point,model,engine,lock,x_key,x,repeat,seed,duration_s,role,threads,ops,ops_per_s,\
          latency_p50_ns,latency_p99_ns,latency_p999_ns,latency_max_ns,ctx_voluntary_per_s,\
-         ctx_involuntary_per_s,lock_class,wait_share,contended_pct,verdict,failed,gave_up,cpus"
+         ctx_involuntary_per_s,lock_class,wait_share,contended_pct,verdict,failed,gave_up,cpus,\
+         cpus_used"
     );
 }
 
@@ -241,6 +242,7 @@ fn run_json_keeps_its_keys_and_adds_only_the_outcome_counts() {
             "memory.vma_lock.miss",
             "memory.vma_lock.retry",
             "memory.vma_lock.success",
+            "roles.*.cpus_used",
             "roles.*.failed",
             "roles.*.gave_up"
         ]

@@ -59,6 +59,25 @@ fn every_shipped_model_runs_on_four_virtual_cpus() {
     }
 }
 
+/// Five runnable threads keep two virtual CPUs busy: the virtual CPU time
+/// their roles ran over the run's span adds up to the two CPUs, and no role
+/// is left out.
+#[test]
+fn the_roles_use_the_virtual_cpus_between_them() {
+    let (_, r) = run_json(&["--cpus", "2", "--duration", "200ms", "--lock", "rwsem"]);
+    let used: f64 = r.roles.values().map(|role| role.cpus_used).sum();
+    assert!(
+        (1.8..=2.02).contains(&used),
+        "{used:.3} CPUs used on 2: {:?}",
+        r.roles
+    );
+    assert!(
+        r.roles.values().all(|role| role.cpus_used > 0.0),
+        "{:?}",
+        r.roles
+    );
+}
+
 #[test]
 fn the_same_seed_gives_the_same_json_apart_from_wall_clock_fields() {
     let args = ["--cpus", "8", "--duration", "3ms", "--seed", "7"];

@@ -57,7 +57,7 @@ fn merge_joins_schema_1_shards_into_a_schema_2_folder() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",failed,gave_up,cpus")
+            .ends_with(",failed,gave_up,cpus,cpus_used")
     );
     assert_eq!(csv.lines().count(), 1 + 2 * 3, "2 points x 3 roles");
     // A shard's own results.json, schema 1, reads as the same sweep.

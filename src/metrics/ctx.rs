@@ -1,8 +1,10 @@
-//! Context switches per thread, from getrusage(RUSAGE_THREAD).
+//! Context switches and CPU time per thread, from getrusage(RUSAGE_THREAD).
 //!
 //! A sleeping lock costs its waiters a voluntary switch each (seed 000's 160,000
 //! switches/s); a spinning lock on an oversubscribed machine shows up as
-//! involuntary ones instead. Each thread snapshots its own counts at start and
+//! involuntary ones instead. Which role got the CPUs is the other half of that
+//! story: on one CPU a spinning lock whose holder is preempted hands the CPU
+//! to whoever holds it most. Each thread snapshots its own counts at start and
 //! end ([`ThreadCtx::now`]); the run sums the deltas over threads.
 
 use crate::results::CtxSwitches;
@@ -16,6 +18,8 @@ pub struct ThreadCtx {
     pub voluntary: u64,
     /// ru_nivcsw: the scheduler took the CPU away (time slice over, preemption).
     pub involuntary: u64,
+    /// ru_utime + ru_stime: CPU time the thread ran, user and kernel, ns.
+    pub cpu_ns: u64,
 }
 
 impl ThreadCtx {
@@ -30,6 +34,7 @@ impl ThreadCtx {
         ThreadCtx {
             voluntary: ru.ru_nvcsw as u64,
             involuntary: ru.ru_nivcsw as u64,
+            cpu_ns: timeval_ns(ru.ru_utime) + timeval_ns(ru.ru_stime),
         }
     }
 
@@ -45,6 +50,10 @@ impl ThreadCtx {
     }
 }
 
+fn timeval_ns(t: libc::timeval) -> u64 {
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000
+}
+
 impl Sub for ThreadCtx {
     type Output = ThreadCtx;
     /// The switches between two snapshots of one thread (`end - start`).
@@ -52,6 +61,7 @@ impl Sub for ThreadCtx {
         ThreadCtx {
             voluntary: self.voluntary.saturating_sub(start.voluntary),
             involuntary: self.involuntary.saturating_sub(start.involuntary),
+            cpu_ns: self.cpu_ns.saturating_sub(start.cpu_ns),
         }
     }
 }
@@ -62,6 +72,7 @@ impl Add for ThreadCtx {
         ThreadCtx {
             voluntary: self.voluntary + o.voluntary,
             involuntary: self.involuntary + o.involuntary,
+            cpu_ns: self.cpu_ns + o.cpu_ns,
         }
     }
 }
@@ -81,23 +92,24 @@ mod tests {
         let t1 = ThreadCtx {
             voluntary: 15,
             involuntary: 4,
+            cpu_ns: 900,
         } - ThreadCtx {
             voluntary: 5,
             involuntary: 1,
+            cpu_ns: 100,
         };
         let t2 = ThreadCtx {
             voluntary: 30,
             involuntary: 2,
-        } - ThreadCtx {
-            voluntary: 0,
-            involuntary: 0,
-        };
+            cpu_ns: 50,
+        } - ThreadCtx::default();
         let total: ThreadCtx = [t1, t2].into_iter().sum();
         assert_eq!(
             total,
             ThreadCtx {
                 voluntary: 40,
-                involuntary: 5
+                involuntary: 5,
+                cpu_ns: 850,
             }
         );
         let rate = total.per_s(2.0);
@@ -118,5 +130,27 @@ mod tests {
         .join()
         .unwrap();
         assert!(delta.voluntary >= 3, "{delta:?}");
+    }
+
+    #[test]
+    fn spinning_counts_as_cpu_time_of_this_thread_and_sleeping_does_not() {
+        let delta = std::thread::spawn(|| {
+            let start = ThreadCtx::now();
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < std::time::Duration::from_millis(30) {
+                std::hint::spin_loop();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(60));
+            ThreadCtx::now() - start
+        })
+        .join()
+        .unwrap();
+        // The spin is at most 30 ms of CPU (less if the thread was
+        // preempted); the sleep adds next to nothing.
+        assert!(delta.cpu_ns > 0, "{delta:?}");
+        assert!(
+            delta.cpu_ns < 60_000_000,
+            "the sleep counted as CPU time: {delta:?}"
+        );
     }
 }

@@ -53,6 +53,11 @@ pub fn report(
     secs: f64,
 ) -> RunReport {
     let secs = secs.max(1e-9);
+    let span_ns = threads
+        .iter()
+        .map(|t| t.record.lifetime_ns)
+        .max()
+        .unwrap_or(0);
     let mut roles = BTreeMap::new();
     let mut fairness_by_role = BTreeMap::new();
     for role in Role::ALL {
@@ -62,7 +67,7 @@ pub fn report(
         }
         let counts: Vec<u64> = mine.iter().map(|t| t.ops).collect();
         let hist = merge(mine.iter().map(|t| &t.record.latency_ns));
-        let figures = role_report(&mine, &hist, secs);
+        let figures = role_report(&mine, &hist, secs, span_ns);
         if let Some(p) = progress.roles.get_mut(role as usize) {
             p.name = role.name().to_string();
             p.threads = mine.len() as u32;
@@ -156,7 +161,14 @@ fn memory_report(threads: &[ThreadRecord], thread_time: u64, secs: f64) -> Memor
 
 /// One role's figures: done operations only in ops, ops/s, latency and
 /// vmas/op; failed and given-up ones beside them.
-fn role_report(mine: &[&ThreadRecord], latency_ns: &Histogram<u64>, secs: f64) -> RoleReport {
+/// One role's figures; `span_ns` is the run's span as its threads lived it
+/// (from the start to the last one's end).
+fn role_report(
+    mine: &[&ThreadRecord],
+    latency_ns: &Histogram<u64>,
+    secs: f64,
+    span_ns: u64,
+) -> RoleReport {
     let sum = |f: fn(&Record) -> u64| mine.iter().map(|t| f(&t.record)).sum::<u64>();
     let ops: u64 = mine.iter().map(|t| t.ops).sum();
     let vmas = sum(|r| r.vmas_visited);
@@ -175,6 +187,7 @@ fn role_report(mine: &[&ThreadRecord], latency_ns: &Histogram<u64>, secs: f64) -
         } else {
             vmas as f64 / ops as f64
         },
+        cpus_used: sum(|r| r.ctx.cpu_ns) as f64 / (span_ns as f64).max(1.0),
     }
 }
 
@@ -333,5 +346,26 @@ mod tests {
             (m.vma_lock.success, m.vma_lock.abort, m.vma_lock.miss),
             (5, 2, 0)
         );
+    }
+
+    /// The run's span is its longest-lived thread's 2.5 s (a toucher whose
+    /// last operation ended after the others): two reclaimers that ran 1.5
+    /// s and 1 s of CPU used one CPU between them, the toucher's 0.25 s a
+    /// tenth of one.
+    #[test]
+    fn a_role_uses_its_cpu_time_over_the_runs_span() {
+        let mut a = thread(Role::Reclaim, &[OpOutcome::Done; 3]);
+        a.record.ctx.cpu_ns = 1_500_000_000;
+        a.record.lifetime_ns = 2_000_000_000;
+        let mut b = thread(Role::Reclaim, &[OpOutcome::Done; 1]);
+        b.record.ctx.cpu_ns = 1_000_000_000;
+        b.record.lifetime_ns = 2_000_000_000;
+        let mut t = thread(Role::Touch, &[OpOutcome::Done; 2]);
+        t.record.ctx.cpu_ns = 250_000_000;
+        t.record.lifetime_ns = 2_500_000_000;
+        let p = progress(&[(Role::Reclaim, 4), (Role::Touch, 2)]);
+        let r = report(meta(), &[a, b, t], p, 2.0);
+        assert_eq!(r.roles["reclaim"].cpus_used, 1.0);
+        assert_eq!(r.roles["touch"].cpus_used, 0.1);
     }
 }

@@ -1,7 +1,7 @@
 //! results.csv: tidy data, one row per run and role, for pandas, R or a
 //! spreadsheet. Run-wide figures (context switches, the main lock class) repeat
 //! on each role's row so every row stands alone. Columns added after the
-//! first release (`failed`, `gave_up`, then `cpus`) come last, so older
+//! first release (`failed`, `gave_up`, `cpus`, then `cpus_used`) come last, so older
 //! columns keep their positions.
 
 use super::pick::main_lock_class;
@@ -57,6 +57,10 @@ pub struct CsvRow {
     /// files written before it was reported).
     #[serde(default)]
     pub cpus: u32,
+    /// CPU time this role's threads ran per second of the run, in CPUs (0
+    /// in rows of files written before it was reported).
+    #[serde(default)]
+    pub cpus_used: f64,
 }
 
 /// The rows of `runs`, in point order then role name order.
@@ -94,6 +98,7 @@ fn run_rows(run: &PointRun) -> impl Iterator<Item = CsvRow> + '_ {
         failed: figures.failed,
         gave_up: figures.gave_up,
         cpus: report.cpus,
+        cpus_used: figures.cpus_used,
     })
 }
 

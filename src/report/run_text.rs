@@ -60,9 +60,10 @@ pub fn render(r: &RunReport) -> String {
 fn roles(out: &mut String, r: &RunReport) {
     let _ = writeln!(
         out,
-        "\n{:<10} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>15} {:>8}",
+        "\n{:<10} {:>7} {:>6} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>15} {:>8}",
         "role",
         "threads",
+        "CPUs",
         "ops",
         "failed",
         "gave up",
@@ -82,9 +83,10 @@ fn roles(out: &mut String, r: &RunReport) {
         let l = role.latency_ns;
         let _ = writeln!(
             out,
-            "{:<10} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>6.3} {:>15} {:>7.1}%",
+            "{:<10} {:>7} {:>6.2} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>6.3} {:>15} {:>7.1}%",
             name,
             role.threads,
+            role.cpus_used,
             role.ops,
             role.failed,
             role.gave_up,
@@ -182,9 +184,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn the_role_table_has_failed_and_gave_up_columns() {
+    fn the_role_table_has_cpus_used_failed_and_gave_up_columns() {
         let touch = RoleReport {
             threads: 1,
+            cpus_used: 0.375,
             ops: 3,
             failed: 41,
             gave_up: 5,
@@ -212,8 +215,11 @@ mod tests {
         let header = text.lines().find(|l| l.starts_with("role")).unwrap();
         let row = text.lines().find(|l| l.starts_with("touch")).unwrap();
         let words: Vec<&str> = row.split_whitespace().collect();
-        assert!(header.contains("ops     failed    gave up"), "{header}");
-        assert_eq!(&words[..5], ["touch", "1", "3", "41", "5"], "{row}");
+        assert!(
+            header.contains("CPUs        ops     failed    gave up"),
+            "{header}"
+        );
+        assert_eq!(&words[..6], ["touch", "1", "0.38", "3", "41", "5"], "{row}");
         assert!(text.contains("useful work (fork_exit + touch)"), "{text}");
     }
 

@@ -101,6 +101,12 @@ pub struct RoleReport {
     /// rmap_walk vmas visited per operation (0 for roles that do not walk).
     #[serde(default)]
     pub vmas_per_op: f64,
+    /// The CPUs' worth the role's threads ran: their CPU time over the run's
+    /// span, from its start to its last thread's end (getrusage's utime +
+    /// stime natively, virtual CPU time simulated; 0 when read from a
+    /// report made before it was counted).
+    #[serde(default)]
+    pub cpus_used: f64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -176,12 +176,14 @@ impl Delays {
     }
 }
 
-/// The calling thread's context switches so far.
+/// The calling thread's context switches so far (torture reports no CPU
+/// time: its threads only spin, hold and think).
 fn ctx_now<P: Platform>() -> ThreadCtx {
     let (voluntary, involuntary) = P::ctx_switches();
     ThreadCtx {
         voluntary,
         involuntary,
+        ..ThreadCtx::default()
     }
 }
 

@@ -57,6 +57,7 @@ pub fn report(point: &SweepPoint) -> rmap_storm::Result<RunReport> {
         direct_reclaim: 0,
         direct_reclaim_share: 0.0,
         vmas_per_op: 12.5,
+        cpus_used: 0.5,
     };
     let p99 = 20_000 * u64::from(threads) + point.seed % 5;
     let roles = BTreeMap::from([

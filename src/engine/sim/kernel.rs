@@ -100,6 +100,9 @@ pub struct Thread {
     /// Context switches: blocked (voluntary) / preempted or yielded (involuntary).
     pub nvcsw: u64,
     pub nivcsw: u64,
+    /// CPU time it ran, ps: what getrusage's utime + stime count, counted
+    /// as each run on a CPU ends (a run the watchdog cut off is not).
+    pub cpu_ps: u64,
 }
 
 impl Thread {
@@ -205,6 +208,7 @@ impl Kernel {
                     vruntime: 0,
                     nvcsw: 0,
                     nivcsw: 0,
+                    cpu_ps: 0,
                 })
                 .collect(),
             cpus: (0..cpus).map(|_| Cpu::new()).collect(),
@@ -785,6 +789,7 @@ impl Kernel {
         c.current = None;
         let t = &mut self.threads[me as usize];
         t.vruntime += ran;
+        t.cpu_ps += ran;
         t.generation += 1;
         t.due = u64::MAX;
         t.watch.clear();

@@ -67,6 +67,8 @@ pub struct Ended {
 pub struct ThreadEnd {
     pub nvcsw: u64,
     pub nivcsw: u64,
+    /// Virtual CPU time it ran, ns.
+    pub cpu_ns: u64,
 }
 
 /// Run `bodies` as threads of `kernel` (which must have been made for that
@@ -151,6 +153,7 @@ pub fn run(
             .map(|t| ThreadEnd {
                 nvcsw: t.nvcsw,
                 nivcsw: t.nivcsw,
+                cpu_ns: t.cpu_ps / 1_000,
             })
             .collect(),
         lines: k.lines_touched(),

@@ -85,6 +85,7 @@ impl LockVisitor for SimStorm<'_> {
                 record.ctx = ThreadCtx {
                     voluntary: end.nvcsw,
                     involuntary: end.nivcsw,
+                    cpu_ns: end.cpu_ns,
                 };
                 if record.lifetime_ns == 0 {
                     record.lifetime_ns = ended.at_ps / 1_000;
@@ -119,7 +120,6 @@ fn work<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker, done: &Cell<u64>) {
     type P<L> = <L as RawRwLock>::Platform;
     let think_ns = w.spec(ctx).think_us * 1_000;
     let role = w.role;
-    let started = P::<L>::now_ns();
     while !ctx.stop.load(Relaxed) {
         let t0 = P::<L>::now_ns();
         let outcome = roles::op(role, ctx, w);
@@ -129,7 +129,9 @@ fn work<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker, done: &Cell<u64>) {
         P::<L>::return_to_user();
         P::<L>::user_work(think_ns);
     }
-    w.local.lifetime_ns = P::<L>::now_ns() - started;
+    // From the run's start, virtual time 0: a thread that waited for its
+    // first turn on a CPU was alive, as a native thread is from its spawn.
+    w.local.lifetime_ns = P::<L>::now_ns();
 }
 
 /// The simulated monitor: per window, each role's done operations and the
