@@ -195,6 +195,16 @@ fn table(cal: &Calibration, out: &Path) -> String {
                 cal.walk_vmas
             ),
         ),
+        (
+            "touch",
+            Some(cal.touch.clone()),
+            "native access of a random task's random anon page -> work.touch_ns".into(),
+        ),
+        (
+            "grace_period",
+            Some(cal.grace_period.clone()),
+            "synchronize_rcu as membarrier(MEMBARRIER_CMD_GLOBAL) -> work.rcu_gp_ns".into(),
+        ),
     ];
     let mut text = format!(
         "calibrate: {}, {} CPUs ({}), medians of {} trials\n",

@@ -111,6 +111,26 @@ pub fn load(pte: &AtomicU32) -> Pte {
     Pte(pte.load(Ordering::Acquire))
 }
 
+/// The MMU's access through a present PTE that allows it: set young, and
+/// dirty on a write, as the hardware does without any lock. False if the
+/// access must fault instead (no PTE, or a write to a write-protected one).
+pub fn hardware_access(pte: &AtomicU32, write: bool) -> bool {
+    let bits = if write { YOUNG | DIRTY } else { YOUNG };
+    let mut old = load(pte);
+    loop {
+        if !old.present() || (write && !old.writable()) {
+            return false;
+        }
+        if old.0 & bits == bits {
+            return true;
+        }
+        match pte.compare_exchange_weak(old.0, old.0 | bits, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return true,
+            Err(now) => old = Pte(now),
+        }
+    }
+}
+
 /// What a test-and-clear found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Young {

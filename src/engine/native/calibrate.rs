@@ -15,6 +15,8 @@
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
+//! | grace period | synchronize_rcu() as the native platform runs it: membarrier(MEMBARRIER_CMD_GLOBAL), which returns after an RCU grace period of this machine's kernel | `work.rcu_gp_ns` |
+//! | touch | the MMU's access (set young) of a present page of a task and an anon page drawn at random, as the touch role draws them, in the model's native world, each draw mixed with the PTE read before so the accesses do not overlap: per access (aim7's 10,001 tasks' page tables are far larger than the caches near a CPU, so most miss, as the storm's do) | `work.touch_ns` |
 //!
 //! Each figure is the median of several trials; every trial reports its own
 //! mean per operation, so the spread across trials shows the noise of a
@@ -22,6 +24,7 @@
 //! machine did.
 
 use crate::engine::native::pin::pin_current_thread;
+use crate::locks::platform::{Native, Platform};
 use crate::model::WorldSpec;
 use crate::model::machine::MachineProfile;
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
@@ -29,6 +32,8 @@ use crate::rmap::step_locks::WorkTally;
 use crate::rmap::{Capacity, MmId, PageId, World, pte};
 use crate::{Error, Result};
 use crossbeam_utils::CachePadded;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -118,6 +123,10 @@ pub struct Calibration {
     pub fork: Figure,
     /// The work one fork and exit did.
     pub fork_work: WorkTally,
+    /// ns per access of a random task's present page.
+    pub touch: Figure,
+    /// ns per synchronize_rcu() of the native platform.
+    pub grace_period: Figure,
     /// vmas one walk visits in the model's world.
     pub walk_vmas: u32,
 }
@@ -174,6 +183,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         fork_work = work;
         Ok(ns)
     })?;
+    let touch = trials(&mut || touches(&spare, world, plan.ops(2_000_000)))?;
+    let grace_period = trials(&mut || Ok(grace_period(plan.ops(5))))?;
     Ok(Calibration {
         cpus,
         atomic,
@@ -190,6 +201,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         lru,
         fork,
         fork_work,
+        touch,
+        grace_period,
         walk_vmas: walker.vmas,
     })
 }
@@ -649,6 +662,51 @@ fn fork_exit(world: &mut World, cycles: u64) -> Result<(f64, WorkTally)> {
     Ok((per_op(elapsed, n), per_cycle))
 }
 
+/// `accesses` touches of a task and an anon page of it drawn at random (the
+/// touch role's draw): the MMU's access of a present PTE, setting its young
+/// bit; ns per access, the draw included as the storm's op includes it. A
+/// page not present counts too (its PTE was read), but the model's world
+/// maps every anon page of every task at the start.
+///
+/// Each draw is mixed with the PTE the previous access read, so the accesses
+/// run one after another, as the storm's touches (each one an operation of
+/// its own, among others) do: independent draws let the CPU overlap a dozen
+/// misses, and measured 18 ns an access on a 2-CPU EPYC VM.
+fn touches(world: &World, spec: &WorldSpec, accesses: u64) -> Result<f64> {
+    let mms: Vec<MmId> = world.live_mms().map(|(mm, _)| mm).collect();
+    if mms.is_empty() || spec.anon_vmas == 0 || spec.pages_per_vma == 0 {
+        return Err(Error::usage(
+            "calibrate: the model's world has no task with an anonymous page to touch (allowed: world.tasks >= 1, world.anon_vmas >= 1, world.pages_per_vma >= 1)",
+        ));
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(spec.seed);
+    let (mut present, mut last) = (0u64, 0u32);
+    let t0 = Instant::now();
+    for _ in 0..accesses {
+        let draw = rng.next_u64() ^ u64::from(last);
+        let mm = mms[(draw % mms.len() as u64) as usize];
+        let vma = (draw >> 32) as u32 % spec.anon_vmas;
+        let addr = spec.anon_vma_start(vma) + (draw >> 48) as u32 % spec.pages_per_vma;
+        if let Some(slot) = world.page_tables.pte(mm, addr) {
+            present += u64::from(pte::hardware_access(slot, false));
+            last = pte::load(slot).0;
+        }
+    }
+    let elapsed = t0.elapsed();
+    black_box(present);
+    Ok(per_op(elapsed, accesses.max(1)))
+}
+
+/// `calls` grace periods waited in turn, as percpu-rwsem's writer waits
+/// one in rcu_sync_enter: ns per synchronize_rcu().
+fn grace_period(calls: u64) -> f64 {
+    let t0 = Instant::now();
+    for _ in 0..calls {
+        Native::synchronize_rcu();
+    }
+    per_op(t0.elapsed(), calls.max(1))
+}
+
 /// A measured value as a profile stores it: 0.1 ns resolution.
 fn round(ns: f64) -> f64 {
     (ns * 10.0).round() / 10.0
@@ -791,6 +849,22 @@ impl Calibration {
             self.unmap.median(),
             spread(&self.unmap, &what),
         );
+        set(
+            "work.rcu_gp_ns",
+            self.grace_period.median(),
+            spread(
+                &self.grace_period,
+                "synchronize_rcu as membarrier(MEMBARRIER_CMD_GLOBAL), in turn",
+            ),
+        );
+        set(
+            "work.touch_ns",
+            self.touch.median(),
+            spread(
+                &self.touch,
+                "native access of a random task's random anon page (set young), the draw included",
+            ),
+        );
         (p, notes)
     }
 }
@@ -893,6 +967,8 @@ mod tests {
                 avcs: 20,
                 ptes: 100,
             },
+            touch: figure(90.0),
+            grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
         };
         let (p, notes) = cal.profile(&base, "base.toml");
@@ -912,6 +988,8 @@ mod tests {
         assert_eq!(p.work.vma_visit_ns, 12.0);
         assert_eq!(p.work.unmap_pte_ns, 30.0);
         assert_eq!(p.work.lru_page_ns, 20.0);
+        assert_eq!(p.work.touch_ns, 90.0);
+        assert_eq!(p.work.rcu_gp_ns, 8_000_000.0);
         // 10,000 ns over 10 x 300 + 20 x 300 + 100 x 55 = 14,500 ns at the
         // base's prices: each price x 0.690.
         assert_eq!(

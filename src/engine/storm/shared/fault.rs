@@ -12,11 +12,11 @@ use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
 use crate::rmap::anon_vma::{self, Prepare};
 use crate::rmap::fault::{self, Fault, OutOfPages};
-use crate::rmap::pte::{self, DIRTY, Pte, YOUNG};
+use crate::rmap::pte;
 use crate::rmap::step_locks::StepParts;
 use crate::rmap::vma_lock::{self, VmaLockOutcome, VmaLockStats};
 use crate::rmap::{Backing, Mapping, Mm, MmId, Vma};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
 /// What one touch did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         let Some(slot) = ptes.get(addr as usize) else {
             return Ok(None);
         };
-        if hardware_access(slot, write) {
+        if pte::hardware_access(slot, write) {
             L::Platform::charge_user(self.costs.touch);
             return Ok(Some(Touched::of(Fault::Hit, VmaLockStats::default(), 0)));
         }
@@ -262,26 +262,6 @@ impl<L: RawRwLock> SharedWorld<L> {
             if still {
                 return Some(lock);
             }
-        }
-    }
-}
-
-/// The MMU's access through a present PTE that allows it: set young, and
-/// dirty on a write, as the hardware does without any lock. False if the
-/// access must fault instead (no PTE, or a write to a write-protected one).
-fn hardware_access(slot: &AtomicU32, write: bool) -> bool {
-    let bits = if write { YOUNG | DIRTY } else { YOUNG };
-    let mut old = pte::load(slot);
-    loop {
-        if !old.present() || (write && !old.writable()) {
-            return false;
-        }
-        if old.0 & bits == bits {
-            return true;
-        }
-        match slot.compare_exchange_weak(old.0, old.0 | bits, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return true,
-            Err(now) => old = Pte(now),
         }
     }
 }
