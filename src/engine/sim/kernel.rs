@@ -101,7 +101,8 @@ pub struct Thread {
     pub nvcsw: u64,
     pub nivcsw: u64,
     /// CPU time it ran, ps: what getrusage's utime + stime count, counted
-    /// as each run on a CPU ends (a run the watchdog cut off is not).
+    /// as each run on a CPU ends (a run the watchdog cut off is not), with
+    /// the context switch into each run.
     pub cpu_ps: u64,
 }
 
@@ -822,6 +823,9 @@ impl Kernel {
         match next {
             Some((_, tid)) => {
                 let latency = self.latency(self.costs.sched.ctx_switch);
+                // The switch is kernel time of the tasks it switches, as
+                // getrusage counts it; here the incoming one's.
+                self.threads[tid as usize].cpu_ps += latency;
                 self.dispatch(cpu, tid, now + latency);
             }
             None => {
