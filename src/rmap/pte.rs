@@ -114,6 +114,7 @@ pub fn load(pte: &AtomicU32) -> Pte {
 /// The MMU's access through a present PTE that allows it: set young, and
 /// dirty on a write, as the hardware does without any lock. False if the
 /// access must fault instead (no PTE, or a write to a write-protected one).
+#[inline]
 pub fn hardware_access(pte: &AtomicU32, write: bool) -> bool {
     let bits = if write { YOUNG | DIRTY } else { YOUNG };
     let mut old = load(pte);
