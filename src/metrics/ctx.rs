@@ -2,10 +2,10 @@
 //!
 //! A sleeping lock costs its waiters a voluntary switch each (seed 000's 160,000
 //! switches/s); a spinning lock on an oversubscribed machine shows up as
-//! involuntary ones instead. Which role got the CPUs is the other half of that
-//! story: on one CPU a spinning lock whose holder is preempted hands the CPU
-//! to whoever holds it most. Each thread snapshots its own counts at start and
-//! end ([`ThreadCtx::now`]); the run sums the deltas over threads.
+//! involuntary ones instead. The CPU time says the rest: whether a slow role
+//! was slow on the CPU or kept off it. Each thread snapshots its own counts
+//! at start and end ([`ThreadCtx::now`]); the run sums the deltas over
+//! threads.
 
 use crate::results::CtxSwitches;
 use std::iter::Sum;

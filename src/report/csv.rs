@@ -1,8 +1,8 @@
 //! results.csv: tidy data, one row per run and role, for pandas, R or a
 //! spreadsheet. Run-wide figures (context switches, the main lock class) repeat
 //! on each role's row so every row stands alone. Columns added after the
-//! first release (`failed`, `gave_up`, `cpus`, then `cpus_used`) come last, so older
-//! columns keep their positions.
+//! first release (`failed`, `gave_up`, `cpus`, then `cpus_used`) come last,
+//! so older columns keep their positions.
 
 use super::pick::main_lock_class;
 use crate::locks::LockKind;
@@ -57,8 +57,8 @@ pub struct CsvRow {
     /// files written before it was reported).
     #[serde(default)]
     pub cpus: u32,
-    /// CPU time this role's threads ran per second of the run, in CPUs (0
-    /// in rows of files written before it was reported).
+    /// The CPUs' worth this role's threads ran over the run's span (0 in
+    /// rows of files written before it was reported).
     #[serde(default)]
     pub cpus_used: f64,
 }

@@ -854,7 +854,7 @@ impl Calibration {
             self.grace_period.median(),
             spread(
                 &self.grace_period,
-                "synchronize_rcu as membarrier(MEMBARRIER_CMD_GLOBAL), in turn",
+                "the native platform's synchronize_rcu (membarrier(MEMBARRIER_CMD_GLOBAL), or its fallback sleep where refused), in turn",
             ),
         );
         set(
