@@ -6,8 +6,8 @@
 //! For every model, CPU count N and lock kind: `repeats` native runs pinned
 //! to CPUs 0..N-1 with N threads of the model's scaled role, one after
 //! another (a native run measures the machine: two at once would measure
-//! each other), then as many simulated runs on N virtual CPUs with the same
-//! seeds, in parallel (a simulated run depends only on its inputs). Each run
+//! each other), then as many simulated runs on N virtual CPUs, pinned the
+//! same way, with the same seeds, in parallel (a simulated run depends only on its inputs). Each run
 //! gives its scaled role's ops/s; [`crate::report::crosscheck`] takes the
 //! medians and the error.
 
@@ -27,8 +27,7 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub models: Vec<PathBuf>,
-    /// CPU counts N: native `--pin 0..N-1 --threads N`, sim `--cpus N
-    /// --threads N`.
+    /// CPU counts N: `--pin 0..N-1 --threads N`, simulated on `--cpus N`.
     pub cpus: Vec<usize>,
     pub locks: Vec<LockKind>,
     /// Runs per side and point (seeds `seed..seed + repeats`).
@@ -92,7 +91,7 @@ pub fn points(plan: &Plan) -> Result<Vec<Point>> {
                     lock,
                     mmap_lock: LockKind::Rwsem,
                     duration: plan.duration,
-                    pin: None,
+                    pin: Some(&pin),
                     seed: plan.seed,
                     engine: RunEngine::Sim(SimSpec {
                         cpus: n,
@@ -103,7 +102,6 @@ pub fn points(plan: &Plan) -> Result<Vec<Point>> {
                 // The simulated side first: its errors are the model's own.
                 let sim = RunConfig::resolve(&request)?;
                 let native = RunConfig::resolve(&RunRequest {
-                    pin: Some(&pin),
                     engine: RunEngine::Native {
                         machine: plan.machine.clone(),
                     },

@@ -173,8 +173,8 @@ fn bad_simulator_input_is_one_line_exit_2_and_nothing_written() {
             "invalid value 'lazy' for '--preempt".into(),
         ),
         (
-            vec!["--engine", "sim", "--pin", "0"],
-            "--pin: only with the native engine".into(),
+            vec!["--engine", "sim", "--cpus", "2", "--pin", "0-2"],
+            "--pin: CPU 2 does not exist (allowed: 0-1)".into(),
         ),
         (
             vec!["--engine", "sim", "--machine", &missing],

@@ -37,7 +37,7 @@ const CUT_OFF_PS: u64 = 1_000_000_000_000;
 /// with the scene's name.
 fn scene(name: &str, cpus: usize, bodies: Vec<Body<'_>>) -> (Ended, Vec<LockStats>) {
     let n = bodies.len();
-    let kernel = Kernel::new(&profile(), cpus, Preempt::Voluntary, n, 7);
+    let kernel = Kernel::new(&profile(), cpus, Preempt::Voluntary, n, None, 7);
     let mut stats: Vec<ThreadStats> = (0..n).map(|_| ThreadStats::default()).collect();
     let timers = Timers {
         window_ps: 0,

@@ -50,8 +50,8 @@ pub struct Args {
         default_value = "models/aim7-fork-storm.toml,models/synchro.toml"
     )]
     pub models: Vec<PathBuf>,
-    /// CPU counts N, comma-separated: native pinned to CPUs 0..N-1, sim on N
-    /// virtual CPUs, N threads of the scaled role on both
+    /// CPU counts N, comma-separated: N threads of the scaled role pinned
+    /// round-robin to CPUs 0..N-1, native and on N virtual CPUs
     #[arg(
         long,
         value_name = "LIST",

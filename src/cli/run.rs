@@ -36,7 +36,8 @@ pub struct Args {
     /// How long to run (500ms, 2s, 1m; virtual time with --engine sim)
     #[arg(long, default_value = "2s")]
     pub duration: String,
-    /// Pin worker threads round-robin to these CPUs (0-3,6)
+    /// Pin worker threads round-robin to these CPUs (0-3,6); with --engine
+    /// sim, to these virtual CPUs (a pinned thread wakes only there)
     #[arg(long, value_name = "CPULIST")]
     pub pin: Option<String>,
     /// RNG seed [default: the model's world.seed]

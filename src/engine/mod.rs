@@ -107,14 +107,14 @@ impl RunConfig {
                 req.model_path.display()
             )));
         }
-        if req.pin.is_some() && matches!(req.engine, RunEngine::Sim(_)) {
-            return Err(Error::usage(
-                "--pin: only with the native engine (the simulator places threads on its own CPUs)",
-            ));
-        }
+        // Simulated, the list names virtual CPUs.
+        let cpus = match &req.engine {
+            RunEngine::Native { .. } => online_cpus(),
+            RunEngine::Sim(spec) => spec.cpus,
+        };
         let pin = req
             .pin
-            .map(|p| CpuList::parse(p, online_cpus()))
+            .map(|p| CpuList::parse(p, cpus))
             .transpose()
             .map_err(Error::usage)?;
         Ok(RunConfig {

@@ -69,7 +69,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
     let _ = writeln!(
         s,
         "on {host}: native runs pinned to CPUs 0..N-1 with N threads of the scaled role; \
-         simulated runs on N virtual CPUs of `{}` ({}, preempt {}), the same seeds. \
+         simulated runs pinned the same way on N virtual CPUs of `{}` ({}, preempt {}), the same seeds. \
          Medians of {repeats} repeats of {} s each; `±` is half the repeats' range over the median; \
          error = sim / native - 1.",
         check.machine_file, check.machine_name, check.preempt, check.duration_s

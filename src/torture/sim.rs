@@ -49,6 +49,7 @@ impl LockVisitor for SimRun<'_> {
             spec.cpus,
             spec.preempt,
             roles.len(),
+            None,
             cfg.seed,
         );
         let mut stats: Vec<ThreadStats> = roles.iter().map(|_| ThreadStats::default()).collect();

@@ -18,6 +18,7 @@ use super::cache::{Access, LineCosts, LineId, Lines, Outcome, Slot, ps};
 use super::events::Events;
 use super::noise::Noise;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
+use crate::engine::cpus::CpuList;
 use crate::locks::platform::{ParkToken, UnparkToken};
 use crate::model::machine::{LineService, MachineProfile};
 use rand::SeedableRng;
@@ -80,6 +81,9 @@ pub struct Thread {
     pub wait: Wait,
     /// Its CPU while running, else the CPU it last ran on.
     pub cpu: usize,
+    /// The one CPU it may run on (sched_setaffinity to one CPU, as the
+    /// native engine's `--pin` does), or None: any.
+    pinned: Option<usize>,
     /// Its clock, picoseconds.
     pub now: u64,
     /// Bumped whenever its pending events are cancelled.
@@ -163,14 +167,18 @@ pub struct Kernel {
 
 impl Kernel {
     /// A machine of `cpus` CPUs of `profile` with `threads` threads, all
-    /// runnable, spread round-robin over the CPUs and started at time 0.
+    /// runnable and started at time 0: thread i on `pin.cpu_for(i)` and held
+    /// there, as the native engine pins its workers; without `pin`, on CPU
+    /// i mod cpus and free to move. The caller checked `pin` against `cpus`.
     pub fn new(
         profile: &MachineProfile,
         cpus: usize,
         preempt: Preempt,
         threads: usize,
+        pin: Option<&CpuList>,
         seed: u64,
     ) -> Kernel {
+        let pinned = |i: usize| pin.map(|p| p.cpu_for(i));
         let s = &profile.sched;
         let costs = Costs {
             pause: ps(profile.cache.pause_ns),
@@ -198,7 +206,8 @@ impl Kernel {
                 .map(|i| Thread {
                     state: State::Runnable,
                     wait: Wait::Turn,
-                    cpu: i % cpus,
+                    cpu: pinned(i).unwrap_or(i % cpus),
+                    pinned: pinned(i),
                     now: 0,
                     generation: 0,
                     due: u64::MAX,
@@ -227,7 +236,7 @@ impl Kernel {
             counters: Counters::default(),
         };
         for tid in 0..threads as u32 {
-            let cpu = tid as usize % cpus;
+            let cpu = k.threads[tid as usize].cpu;
             if k.cpus[cpu].current.is_none() {
                 k.dispatch(cpu, tid, 0);
             } else {
@@ -666,8 +675,8 @@ impl Kernel {
 
     /// Make the parked `tid` runnable at `at` (try_to_wake_up).
     fn wake(&mut self, tid: u32, at: u64) {
-        let prev = self.threads[tid as usize].cpu;
-        let cpu = self.select_cpu(prev);
+        let t = &self.threads[tid as usize];
+        let cpu = t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu));
         let t = &mut self.threads[tid as usize];
         t.vruntime = self
             .costs
@@ -834,12 +843,14 @@ impl Kernel {
         }
     }
 
-    /// Newidle balance: take a waiting thread from the busiest other queue.
+    /// Newidle balance: take a waiting thread that may move from the busiest
+    /// other queue.
     fn pull(&mut self, cpu: usize) -> Option<(u64, u32)> {
         let busiest = (0..self.cpus.len())
             .filter(|&c| c != cpu)
             .max_by_key(|&c| (self.cpus[c].queued(), std::cmp::Reverse(c)))?;
-        self.cpus[busiest].steal()
+        let threads = &self.threads;
+        self.cpus[busiest].steal(|tid| threads[tid as usize].pinned.is_none())
     }
 
     /// cfs_rq->min_vruntime: the least virtual runtime of the running and

@@ -453,13 +453,17 @@ impl AtomicFlag for SimAtomic<AtomicBool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::cpus::CpuList;
     use crate::engine::sim::run::{self, Body, Timers};
     use crate::locks::stats::ThreadStats;
     use crate::model::machine::{self, MachineProfile};
 
     /// Run `body` as the one thread of a one-CPU machine of `profile`.
     fn run_one(profile: &MachineProfile, body: Body<'_>) -> run::Ended {
-        let kernel = Kernel::new(profile, 1, Preempt::Voluntary, 1, 1);
+        run_on(Kernel::new(profile, 1, Preempt::Voluntary, 1, None, 1), vec![body])
+    }
+
+    fn run_on(kernel: Kernel, bodies: Vec<Body<'_>>) -> run::Ended {
         let timers = Timers {
             window_ps: 0,
             on_window: Box::new(|_, _| {}),
@@ -467,12 +471,40 @@ mod tests {
             on_stop: Box::new(|| {}),
             cut_off_ps: u64::MAX,
         };
-        let mut stats = [ThreadStats::default()];
-        run::run(kernel, vec![body], &mut stats, timers)
+        let mut stats: Vec<ThreadStats> = bodies.iter().map(|_| ThreadStats::default()).collect();
+        run::run(kernel, bodies, &mut stats, timers)
     }
 
     fn profile() -> MachineProfile {
         machine::load(&MachineProfile::default_path()).expect("default profile")
+    }
+
+    /// Three threads on two CPUs, round-robin: the second ends after 0.1 ms
+    /// and its CPU goes idle. Unpinned, that CPU pulls the third thread and
+    /// the run ends after about 1.1 ms; pinned (`--pin 0-1`), the third
+    /// stays on CPU 0 behind the first and the run takes about 2 ms.
+    #[test]
+    fn an_idle_cpu_pulls_only_threads_not_pinned_elsewhere() {
+        let quiet = profile();
+        let end_ms = |pin: Option<&CpuList>| {
+            let bodies = [1_000, 100, 1_000]
+                .map(|us| -> Body<'static> {
+                    Box::new(move || (0..us).for_each(|_| Sim::user_work(1_000)))
+                })
+                .into();
+            let kernel = Kernel::new(&quiet, 2, Preempt::User, 3, pin, 1);
+            run_on(kernel, bodies).at_ps as f64 / 1e9
+        };
+        let free = end_ms(None);
+        let pinned = end_ms(Some(&CpuList::parse("0-1", 2).unwrap()));
+        assert!(
+            (1.05..1.5).contains(&free),
+            "unpinned: ended at {free:.3} ms, not about 1.1 (the idle CPU should pull)"
+        );
+        assert!(
+            pinned >= 2.0,
+            "pinned: ended at {pinned:.3} ms, before the 2 ms two threads need on one CPU"
+        );
     }
 
     /// 10 ms of udelay in 1 us pieces takes 10 ms without noise, and about

@@ -9,12 +9,13 @@
 //!   (the tick is where CFS checks it: check_preempt_tick).
 //! - A woken thread goes to its previous CPU if idle, else to an idle CPU of
 //!   the same die, else any idle CPU, else back to its previous CPU's queue
-//!   (select_task_rq_fair in spirit). A sleeper's virtual runtime is placed
+//!   (select_task_rq_fair in spirit); a pinned one (affinity to one CPU, as
+//!   `--pin` sets natively) to its CPU, idle or not. A sleeper's virtual runtime is placed
 //!   at most half a latency period behind the queue's minimum (place_entity's
 //!   sleeper credit), and it preempts the running thread when it is more than
 //!   `wakeup_granularity` behind it (check_preempt_wakeup).
-//! - A CPU that goes idle pulls the oldest waiting thread of the busiest
-//!   queue (newidle balance).
+//! - A CPU that goes idle pulls, from the busiest queue, the waiting thread
+//!   that queue would run last, among those not pinned (newidle balance).
 //! - Each switch and wake-up latency is drawn about its mean when the
 //!   profile gives a spread (`sched.jitter_ns`, [`SchedPs::draw`]): on a
 //!   real machine no two take the same time, and a simulation whose every
@@ -208,10 +209,12 @@ impl Cpu {
         self.queue.pop_first().map(|(v, _, t)| (v, t))
     }
 
-    /// The waiting thread that has waited longest by its position (for a
-    /// pulling CPU: the one this CPU would run last).
-    pub fn steal(&mut self) -> Option<(u64, u32)> {
-        self.queue.pop_last().map(|(v, _, t)| (v, t))
+    /// The waiting thread this CPU would run last among those `movable`
+    /// (for a pulling CPU).
+    pub fn steal(&mut self, movable: impl Fn(u32) -> bool) -> Option<(u64, u32)> {
+        let entry = *self.queue.iter().rev().find(|&&(_, _, t)| movable(t))?;
+        self.queue.remove(&entry);
+        Some((entry.0, entry.2))
     }
 
     /// The lowest virtual runtime waiting here.
@@ -328,15 +331,16 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_serves_the_least_served_first() {
+    fn the_queue_serves_the_least_served_first_and_gives_away_its_last_movable() {
         let mut cpu = Cpu::new();
         cpu.enqueue(50, 0, 7);
         cpu.enqueue(10, 1, 8);
         cpu.enqueue(10, 2, 9);
         assert_eq!(cpu.max_queued_vruntime(), Some(50));
         assert_eq!(cpu.pick(), Some((10, 8)));
-        assert_eq!(cpu.steal(), Some((50, 7)));
-        assert_eq!(cpu.pick(), Some((10, 9)));
+        assert_eq!(cpu.steal(|t| t != 7), Some((10, 9)));
+        assert_eq!(cpu.steal(|t| t != 7), None);
+        assert_eq!(cpu.steal(|_| true), Some((50, 7)));
         assert_eq!(cpu.pick(), None);
     }
 

@@ -58,7 +58,14 @@ impl LockVisitor for SimStorm<'_> {
                 Box::new(move || work(ctx, &mut w.borrow_mut(), done)) as Body<'_>
             })
             .collect();
-        let kernel = Kernel::new(&spec.machine, spec.cpus, spec.preempt, plan.len(), cfg.seed);
+        let kernel = Kernel::new(
+            &spec.machine,
+            spec.cpus,
+            spec.preempt,
+            plan.len(),
+            cfg.pin.as_ref(),
+            cfg.seed,
+        );
         let mut stats: Vec<ThreadStats> = plan.iter().map(|_| ThreadStats::default()).collect();
         let window = window_for(cfg.duration);
         let mut monitor = Monitor::new(window, spec.cpus, plan.iter().map(|p| p.role), &done);
