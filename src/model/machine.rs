@@ -12,7 +12,8 @@
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
 //! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns jitter_ns
 //!                              #     noise_interval_ns noise_ns tick_ns sched_latency_ns
-//!                              #     min_granularity_ns wakeup_granularity_ns
+//!                              #     min_granularity_ns wakeup_granularity_ns base_slice_ns
+//! policy = "cfs"               # the fair scheduler: "cfs" | "eevdf"
 //! [work]                       # ns per kernel operation the simulator charges
 //! ```
 //!
@@ -49,6 +50,7 @@ const POSITIVE: &[&str] = &[
     "sched.tick_ns",
     "sched.sched_latency_ns",
     "sched.min_granularity_ns",
+    "sched.base_slice_ns",
 ];
 
 /// A loaded, validated machine profile.
@@ -146,6 +148,29 @@ impl Topology {
             }
         }
         Ok(())
+    }
+}
+
+/// The fair scheduler the machine's kernel runs for SCHED_NORMAL tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedPolicy {
+    /// CFS (2.6.23 to 6.5): virtual runtime alone; slices from
+    /// `sched_latency_ns` and `min_granularity_ns`, wake-up preemption past
+    /// `wakeup_granularity_ns`.
+    Cfs,
+    /// EEVDF (6.6 on): eligibility by lag and the earliest virtual deadline,
+    /// requests of `base_slice_ns`.
+    Eevdf,
+}
+
+impl SchedPolicy {
+    /// The name profile files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedPolicy::Cfs => "cfs",
+            SchedPolicy::Eevdf => "eevdf",
+        }
     }
 }
 
@@ -277,6 +302,13 @@ costs! {
         min_granularity_ns,
         /// CFS sysctl_sched_wakeup_granularity: how far ahead a wakee must be to preempt.
         wakeup_granularity_ns,
+        /// EEVDF sysctl_sched_base_slice: the request a task runs before its
+        /// virtual deadline.
+        base_slice_ns,
+    }
+    extra {
+        /// Which of the two the kernel runs; the other's keys are unused.
+        policy: SchedPolicy,
     }
 }
 
@@ -408,14 +440,14 @@ impl MachineProfile {
                     &note(&format!("{section}.{key}")),
                 );
             }
-            if section == CacheCosts::SECTION {
-                let service = format!("\"{}\"", self.cache.line_service.name());
-                line(
-                    &mut out,
-                    "line_service",
-                    &service,
-                    &note("cache.line_service"),
-                );
+            let extra = match section {
+                CacheCosts::SECTION => Some(("line_service", self.cache.line_service.name())),
+                SchedCosts::SECTION => Some(("policy", self.sched.policy.name())),
+                _ => None,
+            };
+            if let Some((key, name)) = extra {
+                let dotted = format!("{section}.{key}");
+                line(&mut out, key, &format!("\"{name}\""), &note(&dotted));
             }
         }
         out
@@ -475,6 +507,7 @@ fn allowed(key: &str) -> String {
     match (section, field) {
         ("topology", _) => "an integer, at least 1".into(),
         (_, "line_service") => "random, nearest".into(),
+        (_, "policy") => "cfs, eevdf".into(),
         _ => cost_range(key).into(),
     }
 }
@@ -580,6 +613,7 @@ mod tests {
         p.name = "a \"quoted\" name".into();
         p.cache.die_ns = 47.123456789;
         p.cache.line_service = LineService::Nearest;
+        p.sched.policy = SchedPolicy::Eevdf;
         let text = p.render("line one\nline two", |k| format!("note for {k}"));
         assert!(text.starts_with("# line one\n# line two\n"), "{text}");
         assert!(
@@ -596,7 +630,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 10 + 13);
+        assert_eq!(keys.len(), 8 + 11 + 13);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

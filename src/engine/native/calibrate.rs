@@ -18,6 +18,13 @@
 //! | grace period | synchronize_rcu() as the native platform runs it: membarrier(MEMBARRIER_CMD_GLOBAL), which returns after an RCU grace period of this machine's kernel | `work.rcu_gp_ns` |
 //! | touch | the MMU's access (set young) of a present page of a task and an anon page drawn at random, as the touch role draws them, in the model's native world, each draw mixed with the PTE read before so the accesses do not overlap: per access (aim7's 10,001 tasks' page tables are far larger than the caches near a CPU, so most miss, as the storm's do) | `work.touch_ns` |
 //!
+//! Not timed: which fair scheduler this kernel runs (`sched.policy`: EEVDF
+//! from 6.6, by /proc/sys/kernel/osrelease) and its tunables' defaults for
+//! this many CPUs, scaled by 1 + ilog2(min(CPUs, 8)) as kernel/sched/fair.c
+//! scales them (EEVDF's base slice 0.75 ms; CFS's latency 6 ms, minimum
+//! granularity 0.75 ms, wake-up granularity 1 ms): the kernel's own
+//! sched/debug files, where they could say more, need debugfs.
+//!
 //! Each figure is the median of several trials; every trial reports its own
 //! mean per operation, so the spread across trials shows the noise of a
 //! shared machine. Nothing here asserts a time: the figures are what this
@@ -26,7 +33,7 @@
 use crate::engine::native::pin::pin_current_thread;
 use crate::locks::platform::{Native, Platform};
 use crate::model::WorldSpec;
-use crate::model::machine::MachineProfile;
+use crate::model::machine::{MachineProfile, SchedPolicy};
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
 use crate::rmap::step_locks::WorkTally;
 use crate::rmap::{Capacity, MmId, PageId, World, pte};
@@ -129,6 +136,8 @@ pub struct Calibration {
     pub grace_period: Figure,
     /// vmas one walk visits in the model's world.
     pub walk_vmas: u32,
+    /// This kernel's release (/proc/sys/kernel/osrelease), if readable.
+    pub kernel: Option<String>,
 }
 
 /// Measure every figure of [`Calibration`] on this machine; `world` is the
@@ -204,6 +213,9 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         touch,
         grace_period,
         walk_vmas: walker.vmas,
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|s| s.trim().to_string()),
     })
 }
 
@@ -863,8 +875,60 @@ impl Calibration {
                 "native access of a random task's random anon page (set young), the draw included",
             ),
         );
+        self.scheduler(&mut p, &mut notes);
         (p, notes)
     }
+
+    /// `sched.policy` and its tunables from the kernel release: EEVDF from
+    /// 6.6, CFS before; each tunable its default for this many CPUs. An
+    /// unreadable release keeps the base profile's.
+    fn scheduler(&self, p: &mut MachineProfile, notes: &mut BTreeMap<String, String>) {
+        let Some(release) = &self.kernel else {
+            return;
+        };
+        let Some(version) = kernel_version(release) else {
+            return;
+        };
+        let eevdf = version >= (6, 6);
+        let cpus = self.cpus.len().clamp(1, 8) as u32;
+        let factor = f64::from(1 + cpus.ilog2());
+        p.sched.policy = if eevdf {
+            SchedPolicy::Eevdf
+        } else {
+            SchedPolicy::Cfs
+        };
+        let which = if eevdf { "EEVDF (6.6 on)" } else { "CFS (before 6.6)" };
+        notes.insert(
+            "sched.policy".into(),
+            format!("this kernel ({release}, /proc/sys/kernel/osrelease) runs {which}"),
+        );
+        let tunables = [
+            ("sched.base_slice_ns", "sysctl_sched_base_slice", 750_000.0, eevdf),
+            ("sched.sched_latency_ns", "sysctl_sched_latency", 6_000_000.0, !eevdf),
+            ("sched.min_granularity_ns", "sysctl_sched_min_granularity", 750_000.0, !eevdf),
+            ("sched.wakeup_granularity_ns", "sysctl_sched_wakeup_granularity", 1_000_000.0, !eevdf),
+        ];
+        for (key, sysctl, ns, used) in tunables {
+            *p.cost_mut(key).expect("a profile key") = ns * factor;
+            let unused = if used { "" } else { "; unused by this kernel's scheduler" };
+            notes.insert(
+                key.into(),
+                format!(
+                    "derived: kernel/sched/fair.c's default {sysctl} {} ms x (1 + ilog2(min({} CPUs, 8))){unused}",
+                    ns / 1e6,
+                    self.cpus.len()
+                ),
+            );
+        }
+    }
+}
+
+/// (major, minor) of a kernel release such as `6.18.44-fc-v1045`.
+fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(['.', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// "measured: median of 7 trials, 71.2..80.3 ns: getppid loop".
@@ -968,6 +1032,7 @@ mod tests {
             touch: figure(90.0),
             grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
+            kernel: Some("6.18.44-fc-v1045".into()),
         };
         let (p, notes) = cal.profile(&base, "base.toml");
         assert_eq!(p.topology.cpus(), 3);
@@ -1001,6 +1066,32 @@ mod tests {
         assert!(notes["cache.atomic_ns"].starts_with("measured: median of 3 trials"));
         // Every cost has a note.
         assert!(p.costs().iter().all(|(k, _)| notes.contains_key(k)));
+        // 6.18 runs EEVDF: 0.75 ms x (1 + ilog2(3)) = 1.5 ms; CFS's keys
+        // at their defaults too, marked unused.
+        assert_eq!(p.sched.policy, SchedPolicy::Eevdf);
+        assert_eq!(p.sched.base_slice_ns, 1_500_000.0);
+        assert_eq!(p.sched.sched_latency_ns, 12_000_000.0);
+        assert!(notes["sched.policy"].contains("6.18.44-fc-v1045"));
+        assert!(notes["sched.wakeup_granularity_ns"].ends_with("unused by this kernel's scheduler"));
+        let cfs = Calibration {
+            kernel: Some("6.5.0".into()),
+            ..cal
+        };
+        assert_eq!(cfs.profile(&base, "base.toml").0.sched.policy, SchedPolicy::Cfs);
+        let unknown = Calibration {
+            kernel: None,
+            ..cfs
+        };
+        let kept = unknown.profile(&base, "base.toml").0.sched;
+        assert_eq!((kept.policy, kept.base_slice_ns), (base.sched.policy, base.sched.base_slice_ns));
+    }
+
+    #[test]
+    fn kernel_versions_read_major_and_minor() {
+        assert_eq!(kernel_version("6.18.44-fc-v1045"), Some((6, 18)));
+        assert_eq!(kernel_version("2.6.32-754.el6.x86_64"), Some((2, 6)));
+        assert_eq!(kernel_version("6.6-rc1"), Some((6, 6)));
+        assert_eq!(kernel_version("linux"), None);
     }
 
     #[test]

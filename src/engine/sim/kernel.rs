@@ -15,12 +15,13 @@
 //! so every access to a line happens in virtual-time order.
 
 use super::cache::{Access, LineCosts, LineId, Lines, Outcome, Slot, ps};
+use super::eevdf;
 use super::events::Events;
 use super::noise::Noise;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
 use crate::engine::cpus::CpuList;
 use crate::locks::platform::{ParkToken, UnparkToken};
-use crate::model::machine::{LineService, MachineProfile};
+use crate::model::machine::{LineService, MachineProfile, SchedPolicy};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -101,6 +102,10 @@ pub struct Thread {
     unparked: Option<UnparkToken>,
     /// CPU time received (CFS virtual runtime, all weights equal), ps.
     pub vruntime: u64,
+    /// EEVDF: the virtual deadline of its request, and the lag it slept
+    /// with (V minus its virtual runtime when it blocked), ps.
+    deadline: u64,
+    vlag: i64,
     /// Context switches: blocked (voluntary) / preempted or yielded (involuntary).
     pub nvcsw: u64,
     pub nivcsw: u64,
@@ -196,9 +201,12 @@ impl Kernel {
                 latency: ps(s.sched_latency_ns),
                 min_granularity: ps(s.min_granularity_ns),
                 wakeup_granularity: ps(s.wakeup_granularity_ns),
+                policy: s.policy,
+                base_slice: ps(s.base_slice_ns),
             },
         };
         let t = profile.topology;
+        let first_deadline = costs.sched.base_slice;
         let mut k = Kernel {
             preempt,
             costs,
@@ -216,6 +224,8 @@ impl Kernel {
                     accessing: None,
                     unparked: None,
                     vruntime: 0,
+                    deadline: first_deadline,
+                    vlag: 0,
                     nvcsw: 0,
                     nivcsw: 0,
                     cpu_ps: 0,
@@ -546,6 +556,7 @@ impl Kernel {
         let count = self.threads[self.current as usize].preempt_count;
         if (user || count == 0 || self.preempt.preempts_kernel(count))
             && self.cpus[cpu].resched_due(&self.costs.sched, now)
+            && !self.keeps_cpu(cpu, now)
         {
             self.switch_out(Leave::Preempted);
             Suspend::Yes
@@ -677,11 +688,7 @@ impl Kernel {
     fn wake(&mut self, tid: u32, at: u64) {
         let t = &self.threads[tid as usize];
         let cpu = t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu));
-        let t = &mut self.threads[tid as usize];
-        t.vruntime = self
-            .costs
-            .sched
-            .place(t.vruntime, self.cpus[cpu].min_vruntime);
+        self.place(tid, cpu, at);
         if self.cpus[cpu].current.is_none() {
             let latency = self.latency(self.costs.sched.wakeup_idle);
             self.dispatch(cpu, tid, at + latency);
@@ -691,14 +698,66 @@ impl Kernel {
         self.enqueue(tid, cpu, at);
         let current = self.cpus[cpu].current.expect("checked above");
         let running = self.vruntime_at(current, at);
-        if self
-            .costs
-            .sched
-            .wakeup_preempts(running, self.threads[tid as usize].vruntime)
-        {
+        let sched = &self.costs.sched;
+        let preempts = match sched.policy {
+            SchedPolicy::Cfs => sched.wakeup_preempts(running, self.threads[tid as usize].vruntime),
+            SchedPolicy::Eevdf => {
+                let c = &self.cpus[cpu];
+                let avg = c.avg_vruntime(Some(running)).expect("a thread runs");
+                let pick = c.best_eligible(avg).map(|(.., t, _)| t);
+                let deadline = self.threads[current as usize].deadline;
+                eevdf::wakeup_preempts(running, deadline, avg, pick == Some(tid))
+            }
+        };
+        if preempts {
             self.cpus[cpu].need_resched = true;
             self.kick(cpu, at);
         }
+    }
+
+    /// Give the woken `tid` its virtual runtime (and EEVDF deadline) on
+    /// `cpu` at `at` (place_entity).
+    fn place(&mut self, tid: u32, cpu: usize, at: u64) {
+        let sched = self.costs.sched;
+        let running = self.cpus[cpu].current.map(|c| self.vruntime_at(c, at));
+        let c = &self.cpus[cpu];
+        let t = &mut self.threads[tid as usize];
+        match sched.policy {
+            SchedPolicy::Cfs => t.vruntime = sched.place(t.vruntime, c.min_vruntime),
+            SchedPolicy::Eevdf => {
+                let avg = c.avg_vruntime(running).unwrap_or(c.min_vruntime);
+                (t.vruntime, t.deadline) =
+                    eevdf::place(avg, c.nr_running(), c.min_vruntime, t.vlag, sched.base_slice);
+            }
+        }
+    }
+
+    /// EEVDF, at a reschedule of `cpu` at `now`: bring the running thread's
+    /// virtual runtime up to date, start a new request if it has reached its
+    /// deadline, and say whether it is still the pick (then it goes on, and
+    /// no switch happens). CFS always switches.
+    fn keeps_cpu(&mut self, cpu: usize, now: u64) -> bool {
+        let sched = self.costs.sched;
+        if sched.policy == SchedPolicy::Cfs {
+            return false;
+        }
+        let c = &mut self.cpus[cpu];
+        let me = c.current.expect("a running thread reschedules");
+        let ran = now.saturating_sub(c.exec_start);
+        c.busy += ran;
+        c.exec_start = now;
+        let t = &mut self.threads[me as usize];
+        t.vruntime += ran;
+        t.cpu_ps += ran;
+        t.deadline = eevdf::renew(t.vruntime, t.deadline, sched.base_slice);
+        c.request = t.deadline - t.vruntime;
+        let avg = c.avg_vruntime(Some(t.vruntime)).expect("a thread runs");
+        let best = c.best_eligible(avg).map(|(v, .., d)| (v, d));
+        let keeps = eevdf::keeps_cpu(t.vruntime, t.deadline, avg, best);
+        if keeps {
+            c.need_resched = false;
+        }
+        keeps
     }
 
     /// One switch or wake-up latency of mean `mean`, drawn with the run's
@@ -740,7 +799,7 @@ impl Kernel {
         t.state = State::Runnable;
         t.cpu = cpu;
         t.now = t.now.max(at);
-        self.cpus[cpu].enqueue(t.vruntime, seq, tid);
+        self.cpus[cpu].enqueue(t.vruntime, seq, tid, t.deadline);
         // Its slice may now end: cut the current thread's interruptible wait.
         if let Some(end) = self.cpus[cpu].slice_end(&self.costs.sched) {
             self.kick(cpu, end.max(at));
@@ -778,6 +837,7 @@ impl Kernel {
         c.exec_start = at;
         c.need_resched = false;
         let t = &mut self.threads[tid as usize];
+        c.request = t.deadline.saturating_sub(t.vruntime);
         t.state = State::Running;
         t.wait = Wait::Turn;
         t.cpu = cpu;
@@ -803,14 +863,23 @@ impl Kernel {
         t.generation += 1;
         t.due = u64::MAX;
         t.watch.clear();
-        let queued_max = self.cpus[cpu].max_queued_vruntime();
-        let t = &mut self.threads[me as usize];
+        let c = &self.cpus[cpu];
+        let (queued_max, with_me) = (c.max_queued_vruntime(), c.avg_vruntime(Some(t.vruntime)));
+        let with_me = with_me.expect("counts the thread leaving");
+        let sched = self.costs.sched;
+        let eevdf = sched.policy == SchedPolicy::Eevdf;
         match why {
             Leave::Blocked => {
                 t.state = State::Parked;
                 t.nvcsw += 1;
+                t.vlag = eevdf::lag(with_me, t.vruntime, sched.base_slice, sched.tick);
             }
             Leave::Preempted => t.nivcsw += 1,
+            Leave::Yielded if eevdf => {
+                t.nivcsw += 1;
+                (t.vruntime, t.deadline) =
+                    eevdf::yielded(t.vruntime, t.deadline, with_me, sched.base_slice);
+            }
             Leave::Yielded => {
                 t.nivcsw += 1;
                 t.vruntime = t.vruntime.max(queued_max.unwrap_or(0));
@@ -819,7 +888,10 @@ impl Kernel {
         }
         self.counters.switches += 1;
         let stays = matches!(why, Leave::Preempted | Leave::Yielded);
-        let next = match self.cpus[cpu].pick() {
+        // EEVDF's V counts a thread that stays runnable (put back before the pick).
+        let c = &self.cpus[cpu];
+        let v = c.avg_vruntime(stays.then_some(self.threads[me as usize].vruntime));
+        let next = match self.cpus[cpu].pick(sched.policy, v.unwrap_or(0)) {
             Some(next) => Some(next),
             None if stays => None,
             None => self.pull(cpu),
@@ -828,7 +900,7 @@ impl Kernel {
             self.enqueue(me, cpu, now);
         }
         // Nobody else wanted the CPU: the thread that left gets it back.
-        let next = next.or_else(|| self.cpus[cpu].pick());
+        let next = next.or_else(|| self.cpus[cpu].pick(sched.policy, with_me));
         match next {
             Some((_, tid)) => {
                 let latency = self.latency(self.costs.sched.ctx_switch);
@@ -844,13 +916,22 @@ impl Kernel {
     }
 
     /// Newidle balance: take a waiting thread that may move from the busiest
-    /// other queue.
+    /// other queue. EEVDF places it on this CPU's empty queue at its
+    /// reference time, its deadline as far ahead as before (PLACE_REL_DEADLINE).
     fn pull(&mut self, cpu: usize) -> Option<(u64, u32)> {
         let busiest = (0..self.cpus.len())
             .filter(|&c| c != cpu)
             .max_by_key(|&c| (self.cpus[c].queued(), std::cmp::Reverse(c)))?;
         let threads = &self.threads;
-        self.cpus[busiest].steal(|tid| threads[tid as usize].pinned.is_none())
+        let (v, tid) = self.cpus[busiest].steal(|tid| threads[tid as usize].pinned.is_none())?;
+        if self.costs.sched.policy == SchedPolicy::Cfs {
+            return Some((v, tid));
+        }
+        let here = self.cpus[cpu].min_vruntime;
+        let t = &mut self.threads[tid as usize];
+        t.deadline = here + t.deadline.saturating_sub(t.vruntime);
+        t.vruntime = here;
+        Some((here, tid))
     }
 
     /// cfs_rq->min_vruntime: the least virtual runtime of the running and

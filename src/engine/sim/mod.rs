@@ -11,12 +11,14 @@
 //! ([`crate::model::machine`]); nothing in here knows which lock it runs.
 //!
 //! Threads are stackful coroutines ([`run`]) scheduled on virtual CPUs by a
-//! model of CFS with the kernel's preemption models ([`sched`]); work that is
+//! model of CFS or EEVDF with the kernel's preemption models ([`sched`],
+//! [`eevdf`]); work that is
 //! not a lock-word access is charged in virtual time by the caller (the
 //! profile's `[work]` costs). Events are ordered by (virtual time, sequence),
 //! so a run depends only on its inputs and seed, never on the host.
 
 pub mod cache;
+pub mod eevdf;
 pub mod events;
 pub mod kernel;
 pub mod noise;

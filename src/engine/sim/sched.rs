@@ -1,19 +1,24 @@
 //! The scheduler's model: per-CPU run queues, time slices, wake-up
-//! placement and preemption, after CFS (kernel/sched/fair.c before EEVDF)
+//! placement and preemption, after CFS (kernel/sched/fair.c before 6.6) or
+//! EEVDF (6.6 on, [`super::eevdf`]) as the profile's `sched.policy` says,
 //! and the kernel's preemption models.
 //!
 //! - Each CPU runs one thread; runnable threads wait in its run queue,
 //!   ordered by virtual runtime (CPU time received), the least served first.
-//! - A thread's slice is `sched_latency / nr_running`, at least
+//! - CFS: a thread's slice is `sched_latency / nr_running`, at least
 //!   `min_granularity`, and it expires at the next scheduler tick after that
-//!   (the tick is where CFS checks it: check_preempt_tick).
+//!   (the tick is where CFS checks it: check_preempt_tick). EEVDF: it runs
+//!   to its virtual deadline, checked at the tick too (HRTICK is off by
+//!   default).
 //! - A woken thread goes to its previous CPU if idle, else to an idle CPU of
 //!   the same die, else any idle CPU, else back to its previous CPU's queue
 //!   (select_task_rq_fair in spirit); a pinned one (affinity to one CPU, as
-//!   `--pin` sets natively) to its CPU, idle or not. A sleeper's virtual runtime is placed
-//!   at most half a latency period behind the queue's minimum (place_entity's
-//!   sleeper credit), and it preempts the running thread when it is more than
-//!   `wakeup_granularity` behind it (check_preempt_wakeup).
+//!   `--pin` sets natively) to its CPU, idle or not. CFS places a sleeper's
+//!   virtual runtime at most half a latency period behind the queue's
+//!   minimum (place_entity's sleeper credit), and it preempts the running
+//!   thread when it is more than `wakeup_granularity` behind it
+//!   (check_preempt_wakeup). EEVDF's placement and preemption are in
+//!   [`super::eevdf`].
 //! - A CPU that goes idle pulls, from the busiest queue, the waiting thread
 //!   that queue would run last, among those not pinned (newidle balance).
 //! - Each switch and wake-up latency is drawn about its mean when the
@@ -26,6 +31,7 @@
 //! preemption model ([`Preempt`], the kernel's PREEMPT_DYNAMIC names): see
 //! [`Point`].
 
+use crate::model::machine::SchedPolicy;
 use clap::ValueEnum;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
@@ -115,10 +121,13 @@ pub struct SchedPs {
     pub latency: u64,
     pub min_granularity: u64,
     pub wakeup_granularity: u64,
+    pub policy: SchedPolicy,
+    /// EEVDF's request (sysctl_sched_base_slice).
+    pub base_slice: u64,
 }
 
 impl SchedPs {
-    /// The slice of each of `nr_running` threads sharing a CPU.
+    /// CFS: the slice of each of `nr_running` threads sharing a CPU.
     pub fn slice(&self, nr_running: usize) -> u64 {
         (self.latency / nr_running.max(1) as u64).max(self.min_granularity)
     }
@@ -163,8 +172,16 @@ impl SchedPs {
 pub struct Cpu {
     /// The thread running here.
     pub current: Option<u32>,
-    /// Runnable threads waiting here: (virtual runtime, sequence, thread).
-    queue: BTreeSet<(u64, u64, u32)>,
+    /// Runnable threads waiting here: (virtual runtime, sequence, thread,
+    /// virtual deadline); the sequence makes each entry unique, so the
+    /// deadline (EEVDF's) never decides the order.
+    queue: BTreeSet<(u64, u64, u32, u64)>,
+    /// The sum of the waiting threads' virtual runtimes (for EEVDF's
+    /// average, [`Cpu::avg_vruntime`]).
+    queued_vruntime: u128,
+    /// EEVDF: the virtual time the current thread runs from `exec_start`
+    /// until its deadline.
+    pub request: u64,
     /// A wakee should run (set by wake-up preemption, cleared at dispatch).
     pub need_resched: bool,
     /// When `current` was dispatched.
@@ -183,6 +200,8 @@ impl Cpu {
         Cpu {
             current: None,
             queue: BTreeSet::new(),
+            queued_vruntime: 0,
+            request: 0,
             need_resched: false,
             exec_start: 0,
             busy: 0,
@@ -200,37 +219,74 @@ impl Cpu {
         self.queue.len()
     }
 
-    pub fn enqueue(&mut self, vruntime: u64, seq: u64, tid: u32) {
-        self.queue.insert((vruntime, seq, tid));
+    pub fn enqueue(&mut self, vruntime: u64, seq: u64, tid: u32, deadline: u64) {
+        self.queue.insert((vruntime, seq, tid, deadline));
+        self.queued_vruntime += u128::from(vruntime);
     }
 
-    /// The least served waiting thread.
-    pub fn pick(&mut self) -> Option<(u64, u32)> {
-        self.queue.pop_first().map(|(v, _, t)| (v, t))
+    fn remove(&mut self, entry: (u64, u64, u32, u64)) -> (u64, u32) {
+        self.queue.remove(&entry);
+        self.queued_vruntime -= u128::from(entry.0);
+        (entry.0, entry.2)
+    }
+
+    /// The next thread to run: CFS's least served, or EEVDF's pick given
+    /// the queue's average virtual runtime `avg` ([`Cpu::best_eligible`]; the
+    /// least served when none is eligible, as pick_eevdf falls back to the
+    /// leftmost).
+    pub fn pick(&mut self, policy: SchedPolicy, avg: u64) -> Option<(u64, u32)> {
+        let entry = match policy {
+            SchedPolicy::Cfs => None,
+            SchedPolicy::Eevdf => self.best_eligible(avg),
+        }
+        .or_else(|| self.queue.first().copied())?;
+        Some(self.remove(entry))
+    }
+
+    /// EEVDF: the waiting thread with the earliest virtual deadline among the
+    /// eligible ones, those whose virtual runtime is at most `avg` (a prefix
+    /// of the queue); the earlier queued among equal deadlines.
+    pub fn best_eligible(&self, avg: u64) -> Option<(u64, u64, u32, u64)> {
+        self.queue
+            .iter()
+            .take_while(|&&(v, ..)| v <= avg)
+            .min_by_key(|&&(_, _, _, d)| d)
+            .copied()
     }
 
     /// The waiting thread this CPU would run last among those `movable`
     /// (for a pulling CPU).
     pub fn steal(&mut self, movable: impl Fn(u32) -> bool) -> Option<(u64, u32)> {
-        let entry = *self.queue.iter().rev().find(|&&(_, _, t)| movable(t))?;
-        self.queue.remove(&entry);
-        Some((entry.0, entry.2))
+        let entry = *self.queue.iter().rev().find(|&&(_, _, t, _)| movable(t))?;
+        Some(self.remove(entry))
     }
 
     /// The lowest virtual runtime waiting here.
     pub fn min_queued_vruntime(&self) -> Option<u64> {
-        self.queue.first().map(|&(v, _, _)| v)
+        self.queue.first().map(|&(v, ..)| v)
     }
 
     /// The highest virtual runtime waiting here (where a yielding thread goes).
     pub fn max_queued_vruntime(&self) -> Option<u64> {
-        self.queue.last().map(|&(v, _, _)| v)
+        self.queue.last().map(|&(v, ..)| v)
+    }
+
+    /// EEVDF's V (avg_vruntime): the mean virtual runtime of the waiting
+    /// threads and `current`, the running one's (or one about to be queued
+    /// again) if given; None with neither.
+    pub fn avg_vruntime(&self, current: Option<u64>) -> Option<u64> {
+        let n = self.queue.len() as u128 + u128::from(current.is_some());
+        let sum = self.queued_vruntime + u128::from(current.unwrap_or(0));
+        (n > 0).then(|| (sum / n) as u64)
     }
 
     /// When the current thread's slice ends, if anyone waits for the CPU.
     pub fn slice_end(&self, sched: &SchedPs) -> Option<u64> {
-        (!self.queue.is_empty())
-            .then(|| sched.tick_at_or_after(self.exec_start + sched.slice(self.nr_running())))
+        let run = match sched.policy {
+            SchedPolicy::Cfs => sched.slice(self.nr_running()),
+            SchedPolicy::Eevdf => self.request,
+        };
+        (!self.queue.is_empty()).then(|| sched.tick_at_or_after(self.exec_start + run))
     }
 
     /// Whether the current thread should give the CPU away at `now`.
@@ -267,6 +323,8 @@ mod tests {
             latency: 24_000,
             min_granularity: 3_000,
             wakeup_granularity: 4_000,
+            policy: SchedPolicy::Cfs,
+            base_slice: 3_000,
         }
     }
 
@@ -315,7 +373,7 @@ mod tests {
         cpu.exec_start = 1_000;
         assert_eq!(cpu.slice_end(&s), None, "alone: the slice never ends");
         assert!(!cpu.resched_due(&s, u64::MAX));
-        cpu.enqueue(0, 0, 1);
+        cpu.enqueue(0, 0, 1, 0);
         // 2 running: a 12 us slice from 1 us ends at 13 us, checked at the 16 us tick.
         assert_eq!(cpu.slice_end(&s), Some(16_000));
         assert!(!cpu.resched_due(&s, 15_999) && cpu.resched_due(&s, 16_000));
@@ -333,15 +391,32 @@ mod tests {
     #[test]
     fn the_queue_serves_the_least_served_first_and_gives_away_its_last_movable() {
         let mut cpu = Cpu::new();
-        cpu.enqueue(50, 0, 7);
-        cpu.enqueue(10, 1, 8);
-        cpu.enqueue(10, 2, 9);
+        cpu.enqueue(50, 0, 7, 0);
+        cpu.enqueue(10, 1, 8, 0);
+        cpu.enqueue(10, 2, 9, 0);
         assert_eq!(cpu.max_queued_vruntime(), Some(50));
-        assert_eq!(cpu.pick(), Some((10, 8)));
+        assert_eq!(cpu.pick(SchedPolicy::Cfs, 0), Some((10, 8)));
         assert_eq!(cpu.steal(|t| t != 7), Some((10, 9)));
         assert_eq!(cpu.steal(|t| t != 7), None);
         assert_eq!(cpu.steal(|_| true), Some((50, 7)));
-        assert_eq!(cpu.pick(), None);
+        assert_eq!(cpu.pick(SchedPolicy::Cfs, 0), None);
+    }
+
+    #[test]
+    fn eevdf_picks_the_earliest_deadline_among_the_eligible() {
+        let mut cpu = Cpu::new();
+        // (vruntime, deadline): 8 is eligible but late, 9 eligible and
+        // earliest, 7 earliest of all but ahead of the average.
+        cpu.enqueue(10, 0, 8, 40);
+        cpu.enqueue(20, 1, 9, 30);
+        cpu.enqueue(60, 2, 7, 5);
+        assert_eq!(cpu.avg_vruntime(None), Some(30));
+        assert_eq!(cpu.avg_vruntime(Some(90)), Some(45));
+        assert_eq!(cpu.pick(SchedPolicy::Eevdf, 30), Some((20, 9)));
+        assert_eq!(cpu.pick(SchedPolicy::Eevdf, 30), Some((10, 8)));
+        // Nobody eligible: the least served, as pick_eevdf falls back to.
+        assert_eq!(cpu.pick(SchedPolicy::Eevdf, 30), Some((60, 7)));
+        assert_eq!(cpu.avg_vruntime(None), None);
     }
 
     #[test]
