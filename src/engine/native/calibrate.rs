@@ -897,20 +897,48 @@ impl Calibration {
         } else {
             SchedPolicy::Cfs
         };
-        let which = if eevdf { "EEVDF (6.6 on)" } else { "CFS (before 6.6)" };
+        let which = if eevdf {
+            "EEVDF (6.6 on)"
+        } else {
+            "CFS (before 6.6)"
+        };
         notes.insert(
             "sched.policy".into(),
             format!("this kernel ({release}, /proc/sys/kernel/osrelease) runs {which}"),
         );
         let tunables = [
-            ("sched.base_slice_ns", "sysctl_sched_base_slice", 750_000.0, eevdf),
-            ("sched.sched_latency_ns", "sysctl_sched_latency", 6_000_000.0, !eevdf),
-            ("sched.min_granularity_ns", "sysctl_sched_min_granularity", 750_000.0, !eevdf),
-            ("sched.wakeup_granularity_ns", "sysctl_sched_wakeup_granularity", 1_000_000.0, !eevdf),
+            (
+                "sched.base_slice_ns",
+                "sysctl_sched_base_slice",
+                750_000.0,
+                eevdf,
+            ),
+            (
+                "sched.sched_latency_ns",
+                "sysctl_sched_latency",
+                6_000_000.0,
+                !eevdf,
+            ),
+            (
+                "sched.min_granularity_ns",
+                "sysctl_sched_min_granularity",
+                750_000.0,
+                !eevdf,
+            ),
+            (
+                "sched.wakeup_granularity_ns",
+                "sysctl_sched_wakeup_granularity",
+                1_000_000.0,
+                !eevdf,
+            ),
         ];
         for (key, sysctl, ns, used) in tunables {
             *p.cost_mut(key).expect("a profile key") = ns * factor;
-            let unused = if used { "" } else { "; unused by this kernel's scheduler" };
+            let unused = if used {
+                ""
+            } else {
+                "; unused by this kernel's scheduler"
+            };
             notes.insert(
                 key.into(),
                 format!(
@@ -1072,18 +1100,26 @@ mod tests {
         assert_eq!(p.sched.base_slice_ns, 1_500_000.0);
         assert_eq!(p.sched.sched_latency_ns, 12_000_000.0);
         assert!(notes["sched.policy"].contains("6.18.44-fc-v1045"));
-        assert!(notes["sched.wakeup_granularity_ns"].ends_with("unused by this kernel's scheduler"));
+        assert!(
+            notes["sched.wakeup_granularity_ns"].ends_with("unused by this kernel's scheduler")
+        );
         let cfs = Calibration {
             kernel: Some("6.5.0".into()),
             ..cal
         };
-        assert_eq!(cfs.profile(&base, "base.toml").0.sched.policy, SchedPolicy::Cfs);
+        assert_eq!(
+            cfs.profile(&base, "base.toml").0.sched.policy,
+            SchedPolicy::Cfs
+        );
         let unknown = Calibration {
             kernel: None,
             ..cfs
         };
         let kept = unknown.profile(&base, "base.toml").0.sched;
-        assert_eq!((kept.policy, kept.base_slice_ns), (base.sched.policy, base.sched.base_slice_ns));
+        assert_eq!(
+            (kept.policy, kept.base_slice_ns),
+            (base.sched.policy, base.sched.base_slice_ns)
+        );
     }
 
     #[test]

@@ -97,16 +97,26 @@ mod tests {
         // One thread queued: the lag doubles, so V moves by the lag's half.
         assert_eq!(place(1_000, 1, 7, 100, 300), (800, 1_100));
         assert_eq!(place(1_000, 3, 7, -300, 300), (1_400, 1_700));
-        assert_eq!(place(1_000, 0, 7, 100, 300), (7, 307), "empty: the reference");
+        assert_eq!(
+            place(1_000, 0, 7, 100, 300),
+            (7, 307),
+            "empty: the reference"
+        );
         assert_eq!(place(50, 1, 7, 100, 300), (0, 300), "never before time 0");
     }
 
     #[test]
     fn only_a_thread_past_its_deadline_or_ahead_of_v_is_preempted() {
         assert!(wakeup_preempts(500, 500, 1_000, false), "deadline reached");
-        assert!(!wakeup_preempts(400, 500, 300, false), "ahead, wakee not the pick");
+        assert!(
+            !wakeup_preempts(400, 500, 300, false),
+            "ahead, wakee not the pick"
+        );
         assert!(wakeup_preempts(400, 500, 300, true));
-        assert!(!wakeup_preempts(200, 500, 300, true), "eligible: run to parity");
+        assert!(
+            !wakeup_preempts(200, 500, 300, true),
+            "eligible: run to parity"
+        );
         assert_eq!(renew(499, 500, 300), 500);
         assert_eq!(renew(500, 500, 300), 800);
     }
@@ -122,6 +132,10 @@ mod tests {
     #[test]
     fn an_eligible_yielder_forfeits_the_rest_of_its_request() {
         assert_eq!(yielded(100, 300, 150, 200), (300, 500));
-        assert_eq!(yielded(200, 300, 150, 200), (200, 500), "ineligible: deadline only");
+        assert_eq!(
+            yielded(200, 300, 150, 200),
+            (200, 500),
+            "ineligible: deadline only"
+        );
     }
 }

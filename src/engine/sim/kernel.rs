@@ -726,8 +726,13 @@ impl Kernel {
             SchedPolicy::Cfs => t.vruntime = sched.place(t.vruntime, c.min_vruntime),
             SchedPolicy::Eevdf => {
                 let avg = c.avg_vruntime(running).unwrap_or(c.min_vruntime);
-                (t.vruntime, t.deadline) =
-                    eevdf::place(avg, c.nr_running(), c.min_vruntime, t.vlag, sched.base_slice);
+                (t.vruntime, t.deadline) = eevdf::place(
+                    avg,
+                    c.nr_running(),
+                    c.min_vruntime,
+                    t.vlag,
+                    sched.base_slice,
+                );
             }
         }
     }

@@ -456,11 +456,15 @@ mod tests {
     use crate::engine::cpus::CpuList;
     use crate::engine::sim::run::{self, Body, Timers};
     use crate::locks::stats::ThreadStats;
+    use crate::model::machine::SchedPolicy;
     use crate::model::machine::{self, MachineProfile};
 
     /// Run `body` as the one thread of a one-CPU machine of `profile`.
     fn run_one(profile: &MachineProfile, body: Body<'_>) -> run::Ended {
-        run_on(Kernel::new(profile, 1, Preempt::Voluntary, 1, None, 1), vec![body])
+        run_on(
+            Kernel::new(profile, 1, Preempt::Voluntary, 1, None, 1),
+            vec![body],
+        )
     }
 
     fn run_on(kernel: Kernel, bodies: Vec<Body<'_>>) -> run::Ended {
@@ -504,6 +508,39 @@ mod tests {
         assert!(
             pinned >= 2.0,
             "pinned: ended at {pinned:.3} ms, before the 2 ms two threads need on one CPU"
+        );
+    }
+
+    /// Two threads on one CPU, each running 20 us and sleeping 5 us, 200
+    /// times. Under CFS a wakee preempts only when it is a wake-up
+    /// granularity (ms) behind, never here, so each waits for the other to
+    /// sleep; under EEVDF it preempts a runner that is ahead of the average.
+    #[test]
+    fn eevdf_wakees_preempt_a_runner_ahead_of_the_average_and_cfs_ones_do_not() {
+        let involuntary = |policy| {
+            let mut p = profile();
+            p.sched.policy = policy;
+            let bodies = (0..2)
+                .map(|_| -> Body<'static> {
+                    Box::new(|| {
+                        for _ in 0..200 {
+                            Sim::user_work(20_000);
+                            Sim::sleep(5_000);
+                        }
+                    })
+                })
+                .collect();
+            let ended = run_on(Kernel::new(&p, 1, Preempt::User, 2, None, 1), bodies);
+            ended.threads.iter().map(|t| t.nivcsw).sum::<u64>()
+        };
+        let (cfs, eevdf) = (
+            involuntary(SchedPolicy::Cfs),
+            involuntary(SchedPolicy::Eevdf),
+        );
+        assert_eq!(cfs, 0, "CFS: {cfs} preemptions of a thread 20 us ahead");
+        assert!(
+            eevdf >= 100,
+            "EEVDF: only {eevdf} preemptions in 400 wake-ups"
         );
     }
 
