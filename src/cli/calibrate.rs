@@ -157,6 +157,11 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "futex wake of a thread on an idle CPU -> sched.wakeup_idle_ns".into(),
         ),
         (
+            "wake_remote",
+            two(&cal.wake_remote),
+            "the waker's own time in that wake (ttwu + IPI) -> sched.wakeup_ipi_ns".into(),
+        ),
+        (
             "noise_interval",
             Some(cal.noise_interval.clone()),
             "uninterrupted time per gap over 2 us of a clock-reading loop -> sched.noise_interval_ns".into(),

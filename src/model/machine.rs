@@ -10,7 +10,7 @@
 //! threads_per_core = 1
 //! [cache]                      # ns: hit_ns atomic_ns smt_ns die_ns socket_ns
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
-//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns jitter_ns
+//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns wakeup_ipi_ns jitter_ns
 //!                              #     noise_interval_ns noise_ns tick_ns sched_latency_ns
 //!                              #     min_granularity_ns wakeup_granularity_ns base_slice_ns
 //! policy = "cfs"               # the fair scheduler: "cfs" | "eevdf"
@@ -285,6 +285,10 @@ costs! {
         wakeup_ns,
         /// Waking a task on an idle CPU until it runs (IPI, idle exit).
         wakeup_idle_ns,
+        /// What that wake costs the waker itself: try_to_wake_up and the IPI
+        /// it sends (to an idle CPU, or to preempt another CPU's task); under a
+        /// hypervisor the IPI exits to the host.
+        wakeup_ipi_ns,
         /// The spread of each switch and wake-up about its mean: the scale of
         /// the exponential tail the simulator draws them with (0: constant).
         jitter_ns,
@@ -630,7 +634,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 11 + 13);
+        assert_eq!(keys.len(), 8 + 12 + 13);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

@@ -9,7 +9,7 @@
 //! | ping-pong | two threads pinned to two CPUs advance one counter in turns with CAS; half a round trip moves the line once | `cache.die_ns` |
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
-//! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle | `sched.wakeup_idle_ns` |
+//! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle; and the giver's own time in the wake call (try_to_wake_up and the IPI to the idle CPU; under a hypervisor the IPI exits to the host) | `sched.wakeup_idle_ns`, `sched.wakeup_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
 //! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, each after writing a buffer as large as the last-level cache: per vma visited | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
@@ -116,6 +116,9 @@ pub struct Calibration {
     pub jitter: Figure,
     /// None on a single CPU.
     pub handoff_two_cpus: Option<Figure>,
+    /// The giver's wake call in that handoff, its median per trial (None on
+    /// a single CPU).
+    pub wake_remote: Option<Figure>,
     /// Uninterrupted time between two interruptions of one CPU.
     pub noise_interval: Figure,
     /// How long an interruption lasts (0 in a trial that saw none).
@@ -162,9 +165,19 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         Ok(h.mean_ns)
     })?;
     let jitter = Figure { trials_ns: jitters };
+    let mut wakes = Vec::with_capacity(plan.trials);
     let handoff_two_cpus = pair
-        .map(|p| trials(&mut || Ok(handoff(p, plan.ops(5_000))?.mean_ns)))
+        .map(|p| {
+            trials(&mut || {
+                let h = handoff(p, plan.ops(5_000))?;
+                wakes.push(h.wake_ns);
+                Ok(h.mean_ns)
+            })
+        })
         .transpose()?;
+    let wake_remote = handoff_two_cpus
+        .as_ref()
+        .map(|_| Figure { trials_ns: wakes });
     let mut lengths = Vec::with_capacity(plan.trials);
     let noise_interval = trials(&mut || {
         let n = noise(cpus[0], plan.ops(150_000_000))?;
@@ -203,6 +216,7 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         handoff_one_cpu,
         jitter,
         handoff_two_cpus,
+        wake_remote,
         noise_interval,
         noise,
         walk,
@@ -409,11 +423,12 @@ fn pingpong(cpus: (usize, usize), rounds: u64) -> Result<f64> {
     pair.result("ping-pong", cpus, ns)
 }
 
-/// A handoff measurement: the mean per handoff, and the spread of single
-/// handoffs.
+/// A handoff measurement: the mean per handoff, the spread of single
+/// handoffs, and the median time the giver spent in the wake call.
 struct Handoff {
     mean_ns: f64,
     jitter_ns: f64,
+    wake_ns: f64,
 }
 
 /// One handoff of a token between two threads pinned to `cpus` (the same CPU
@@ -441,6 +456,7 @@ fn handoff(cpus: (usize, usize), rounds: u64) -> Result<Handoff> {
     // each handoff to this side, timed.
     let play = |me_first: bool, partner: &Thread| {
         let mut took = Vec::with_capacity(rounds as usize);
+        let mut wakes = Vec::with_capacity(rounds as usize);
         for i in 0..rounds {
             let (mine, theirs) = if me_first {
                 (2 * i, 2 * i + 1)
@@ -455,43 +471,49 @@ fn handoff(cpus: (usize, usize), rounds: u64) -> Result<Handoff> {
             }
             given_at.store(now_ns(), Ordering::Relaxed);
             turn.store(theirs, Ordering::Release);
+            let t0 = now_ns();
             partner.unpark();
+            wakes.push(now_ns() - t0);
         }
-        took
+        (took, wakes)
     };
     // Both sides on threads of their own, so the caller's affinity is
     // untouched; the giver leaves its handle here before the start line.
     let giver_thread: OnceLock<Thread> = OnceLock::new();
     let (giver_thread, pair, play, wait_for) = (&giver_thread, &pair, &play, &wait_for);
-    let (mean_ns, mut took) = std::thread::scope(|s| {
+    let (mean_ns, (mut took, mut wakes)) = std::thread::scope(|s| {
         let taker = s.spawn(|| {
             if pair.ready(cpus.1)
                 && let Some(giver) = giver_thread.get()
             {
                 return play(false, giver);
             }
-            Vec::new()
+            Default::default()
         });
         let taker_thread = taker.thread().clone();
         let giver = s.spawn(move || {
             let _ = giver_thread.set(std::thread::current());
             if !pair.ready(cpus.0) {
-                return (0.0, Vec::new());
+                return Default::default();
             }
             let t0 = Instant::now();
-            let took = play(true, &taker_thread);
+            let played = play(true, &taker_thread);
             // The last token is the taker's: wait until it hands back the final turn.
             wait_for(2 * rounds);
-            (per_op(t0.elapsed(), 2 * rounds), took)
+            (per_op(t0.elapsed(), 2 * rounds), played)
         });
-        let (mean, mut took) = giver.join().unwrap_or_default();
-        took.extend(taker.join().unwrap_or_default());
-        (mean, took)
+        let (mean, (mut took, mut wakes)) = giver.join().unwrap_or_default();
+        let (their_took, their_wakes) = taker.join().unwrap_or_default();
+        took.extend(their_took);
+        wakes.extend(their_wakes);
+        (mean, (took, wakes))
     });
     let mean_ns = pair.result("futex handoff", cpus, mean_ns)?;
+    wakes.sort_unstable();
     Ok(Handoff {
         mean_ns,
         jitter_ns: exp_scale(&mut took),
+        wake_ns: wakes.get(wakes.len() / 2).map_or(0.0, |&ns| ns as f64),
     })
 }
 
@@ -816,6 +838,13 @@ impl Calibration {
             let how = spread(f, "futex handoff across 2 CPUs; less 1 syscall");
             set("sched.wakeup_idle_ns", (f.median() - syscall).max(0.0), how);
         }
+        if let Some(f) = &self.wake_remote {
+            let how = spread(
+                f,
+                "in that handoff, the waker's Thread::unpark (FUTEX_WAKE) of the thread parked on the other, idle CPU",
+            );
+            set("sched.wakeup_ipi_ns", f.median(), how);
+        }
         let what = format!(
             "native page_referenced from cold caches ({} vmas per walk)",
             self.walk_vmas
@@ -1046,6 +1075,7 @@ mod tests {
             handoff_one_cpu: figure(2200.0),
             jitter: figure(250.0),
             handoff_two_cpus: None,
+            wake_remote: None,
             noise_interval: figure(800_000.0),
             noise: figure(20_000.0),
             walk: figure(12.0),

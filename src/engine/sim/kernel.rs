@@ -196,6 +196,7 @@ impl Kernel {
                 ctx_switch: ps(s.ctx_switch_ns),
                 wakeup: ps(s.wakeup_ns),
                 wakeup_idle: ps(s.wakeup_idle_ns),
+                wakeup_ipi: ps(s.wakeup_ipi_ns),
                 jitter: ps(s.jitter_ns),
                 tick: ps(s.tick_ns).max(1),
                 latency: ps(s.sched_latency_ns),
@@ -592,7 +593,8 @@ impl Kernel {
     pub fn timer_wake(&mut self, tid: u32, generation: u32, at: u64) {
         let t = &self.threads[tid as usize];
         if t.state == State::Parked && t.generation == generation {
-            self.wake(tid, at);
+            // The timer interrupt wakes it; no task pays.
+            let _ = self.wake(tid, at);
         }
     }
 
@@ -670,29 +672,35 @@ impl Kernel {
     }
 
     /// Hand `token` to parked thread `tid` and make it runnable. Returns
-    /// whether it was asleep (the waker then pays for try_to_wake_up).
-    pub fn unpark(&mut self, tid: u32, token: UnparkToken) -> bool {
+    /// what the wake-up costs the waker, picoseconds (try_to_wake_up, and
+    /// the IPI when it sent one): 0 when `tid` was not asleep.
+    pub fn unpark(&mut self, tid: u32, token: UnparkToken) -> u64 {
         let now = self.now();
         let t = &mut self.threads[tid as usize];
         t.unparked = Some(token);
         let asleep = t.state == State::Parked && !self.teardown;
-        if asleep {
-            self.wake(tid, now);
+        if !asleep {
+            return 0;
         }
-        asleep
+        let sched = self.costs.sched;
+        match self.wake(tid, now) {
+            Some(cpu) if cpu != self.cpu() => sched.wakeup_ipi,
+            _ => sched.wakeup,
+        }
     }
 
     // ---- the scheduler ----
 
-    /// Make the parked `tid` runnable at `at` (try_to_wake_up).
-    fn wake(&mut self, tid: u32, at: u64) {
+    /// Make the parked `tid` runnable at `at` (try_to_wake_up). Returns the
+    /// CPU it sent an IPI to: the wakee's, if idle or to be preempted.
+    fn wake(&mut self, tid: u32, at: u64) -> Option<usize> {
         let t = &self.threads[tid as usize];
         let cpu = t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu));
         self.place(tid, cpu, at);
         if self.cpus[cpu].current.is_none() {
             let latency = self.latency(self.costs.sched.wakeup_idle);
             self.dispatch(cpu, tid, at + latency);
-            return;
+            return Some(cpu);
         }
         let at = at + self.latency(self.costs.sched.wakeup);
         self.enqueue(tid, cpu, at);
@@ -713,6 +721,7 @@ impl Kernel {
             self.cpus[cpu].need_resched = true;
             self.kick(cpu, at);
         }
+        preempts.then_some(cpu)
     }
 
     /// Give the woken `tid` its virtual runtime (and EEVDF deadline) on

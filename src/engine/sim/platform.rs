@@ -302,11 +302,10 @@ impl Platform for Sim {
         with_kernel(|k| k.put_queue(key, queue));
         unlock_bucket(key);
         for tid in woken {
-            let asleep = with_kernel(|k| k.unpark(tid, token)).unwrap_or(false);
-            if asleep {
-                // try_to_wake_up runs on the waker's CPU.
-                let wakeup = with_kernel(|k| k.costs.sched.wakeup).unwrap_or(0);
-                work(wakeup / 1_000, false);
+            // try_to_wake_up runs on the waker's CPU.
+            let cost = with_kernel(|k| k.unpark(tid, token)).unwrap_or(0);
+            if cost > 0 {
+                work(cost / 1_000, false);
             }
         }
         result

@@ -115,6 +115,7 @@ pub struct SchedPs {
     pub ctx_switch: u64,
     pub wakeup: u64,
     pub wakeup_idle: u64,
+    pub wakeup_ipi: u64,
     /// The scale of the exponential tail of each latency (0: constant).
     pub jitter: u64,
     pub tick: u64,
@@ -318,6 +319,7 @@ mod tests {
             ctx_switch: 1,
             wakeup: 1,
             wakeup_idle: 1,
+            wakeup_ipi: 1,
             jitter: 0,
             tick: 4_000,
             latency: 24_000,
