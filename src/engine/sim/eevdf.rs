@@ -22,10 +22,14 @@
 //! - sched_yield() forfeits the rest of an eligible thread's request: its
 //!   runtime jumps to its deadline, a slice further on (yield_task_fair
 //!   after 79104becf42b, 6.18 and the 6.12.y stable line).
+//! - DELAY_DEQUEUE (6.12 on): a thread that blocks ahead of V stays in its
+//!   queue, counted in V, until the pick meets it (then it leaves with the
+//!   lag it has by then) or it is woken: then it is runnable again where it
+//!   is, on that CPU, with a positive lag dropped (DELAY_ZERO). The
+//!   kernel's side is in `Kernel::pick_next` and `Kernel::requeue_delayed`.
 //!
-//! Not modelled: DELAY_DEQUEUE (6.12: a thread that sleeps with negative
-//! lag stays queued until eligible, so a sleep forgives that lag), PREEMPT_SHORT and
-//! custom slices (every thread has the same one), the NEXT_BUDDY rework.
+//! Not modelled: PREEMPT_SHORT and custom slices (every thread has the same
+//! one), the NEXT_BUDDY rework, weights (nice levels).
 
 /// Lag a sleeper keeps: V - `vruntime`, within ±max(2 slices, one tick).
 pub fn lag(avg: u64, vruntime: u64, base_slice: u64, tick: u64) -> i64 {

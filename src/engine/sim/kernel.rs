@@ -106,6 +106,9 @@ pub struct Thread {
     /// with (V minus its virtual runtime when it blocked), ps.
     deadline: u64,
     vlag: i64,
+    /// EEVDF: blocked but still in its CPU's queue (DELAY_DEQUEUE): it slept
+    /// ahead of V, and stays counted in V until picked or woken.
+    delayed: bool,
     /// Context switches: blocked (voluntary) / preempted or yielded (involuntary).
     pub nvcsw: u64,
     pub nivcsw: u64,
@@ -227,6 +230,7 @@ impl Kernel {
                     vruntime: 0,
                     deadline: first_deadline,
                     vlag: 0,
+                    delayed: false,
                     nvcsw: 0,
                     nivcsw: 0,
                     cpu_ps: 0,
@@ -695,8 +699,13 @@ impl Kernel {
     /// CPU it sent an IPI to: the wakee's, if idle or to be preempted.
     fn wake(&mut self, tid: u32, at: u64) -> Option<usize> {
         let t = &self.threads[tid as usize];
-        let cpu = t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu));
-        self.place(tid, cpu, at);
+        let cpu = if t.delayed {
+            self.requeue_delayed(tid, at)
+        } else {
+            let cpu = t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu));
+            self.place(tid, cpu, at);
+            cpu
+        };
         if self.cpus[cpu].current.is_none() {
             let latency = self.latency(self.costs.sched.wakeup_idle);
             self.dispatch(cpu, tid, at + latency);
@@ -746,6 +755,52 @@ impl Kernel {
         }
     }
 
+    /// EEVDF: wake a delayed `tid` where it is queued (ttwu_runnable: it
+    /// never left its CPU, so no CPU is chosen). Its entry goes, to come back
+    /// as a runnable one; a positive lag is dropped (DELAY_ZERO). Returns its
+    /// CPU.
+    fn requeue_delayed(&mut self, tid: u32, at: u64) -> usize {
+        let base_slice = self.costs.sched.base_slice;
+        let cpu = self.threads[tid as usize].cpu;
+        let running = self.cpus[cpu].current.map(|c| self.vruntime_at(c, at));
+        let c = &mut self.cpus[cpu];
+        c.take(tid);
+        let avg = c.avg_vruntime(running);
+        let t = &mut self.threads[tid as usize];
+        t.delayed = false;
+        if let Some(avg) = avg
+            && t.vruntime < avg
+        {
+            (t.vruntime, t.deadline) = (avg, avg + base_slice);
+        }
+        cpu
+    }
+
+    /// The next thread `cpu` runs, if any: the policy's pick, counting
+    /// `staying` (the virtual runtime of a thread about to be queued again)
+    /// in V. A delayed thread picked leaves the queue for good with the lag
+    /// it has then, and the pick goes on (pick_next_entity).
+    fn pick_next(&mut self, cpu: usize, staying: Option<u64>) -> Option<(u64, u32)> {
+        let sched = self.costs.sched;
+        loop {
+            let avg = self.cpus[cpu].avg_vruntime(staying).unwrap_or(0);
+            let (v, tid) = self.cpus[cpu].pick(sched.policy, avg)?;
+            if !self.threads[tid as usize].delayed {
+                return Some((v, tid));
+            }
+            self.dequeue_delayed(tid, cpu, avg);
+        }
+    }
+
+    /// A delayed `tid` leaves `cpu`'s queue (whose V, it counted, is `avg`).
+    fn dequeue_delayed(&mut self, tid: u32, cpu: usize, avg: u64) {
+        let sched = self.costs.sched;
+        self.cpus[cpu].take(tid);
+        let t = &mut self.threads[tid as usize];
+        t.delayed = false;
+        t.vlag = eevdf::lag(avg, t.vruntime, sched.base_slice, sched.tick);
+    }
+
     /// EEVDF, at a reschedule of `cpu` at `now`: bring the running thread's
     /// virtual runtime up to date, start a new request if it has reached its
     /// deadline, and say whether it is still the pick (then it goes on, and
@@ -765,11 +820,21 @@ impl Kernel {
         t.cpu_ps += ran;
         t.deadline = eevdf::renew(t.vruntime, t.deadline, sched.base_slice);
         c.request = t.deadline - t.vruntime;
-        let avg = c.avg_vruntime(Some(t.vruntime)).expect("a thread runs");
-        let best = c.best_eligible(avg).map(|(v, .., d)| (v, d));
-        let keeps = eevdf::keeps_cpu(t.vruntime, t.deadline, avg, best);
+        let (vruntime, deadline) = (t.vruntime, t.deadline);
+        // Delayed threads the pick would meet first leave the queue.
+        let (avg, best) = loop {
+            let c = &self.cpus[cpu];
+            let avg = c.avg_vruntime(Some(vruntime)).expect("a thread runs");
+            match c.best_eligible(avg) {
+                Some((_, _, tid, _)) if self.threads[tid as usize].delayed => {
+                    self.dequeue_delayed(tid, cpu, avg);
+                }
+                best => break (avg, best.map(|(v, .., d)| (v, d))),
+            }
+        };
+        let keeps = eevdf::keeps_cpu(vruntime, deadline, avg, best);
         if keeps {
-            c.need_resched = false;
+            self.cpus[cpu].need_resched = false;
         }
         keeps
     }
@@ -886,6 +951,7 @@ impl Kernel {
             Leave::Blocked => {
                 t.state = State::Parked;
                 t.nvcsw += 1;
+                t.delayed = eevdf && t.vruntime > with_me;
                 t.vlag = eevdf::lag(with_me, t.vruntime, sched.base_slice, sched.tick);
             }
             Leave::Preempted => t.nivcsw += 1,
@@ -902,10 +968,16 @@ impl Kernel {
         }
         self.counters.switches += 1;
         let stays = matches!(why, Leave::Preempted | Leave::Yielded);
+        let t = &self.threads[me as usize];
+        if t.delayed {
+            // Still queued, not runnable: it counts in V until it goes.
+            let (v, d) = (t.vruntime, t.deadline);
+            let seq = self.next_seq();
+            self.cpus[cpu].enqueue(v, seq, me, d);
+        }
         // EEVDF's V counts a thread that stays runnable (put back before the pick).
-        let c = &self.cpus[cpu];
-        let v = c.avg_vruntime(stays.then_some(self.threads[me as usize].vruntime));
-        let next = match self.cpus[cpu].pick(sched.policy, v.unwrap_or(0)) {
+        let staying = stays.then_some(self.threads[me as usize].vruntime);
+        let next = match self.pick_next(cpu, staying) {
             Some(next) => Some(next),
             None if stays => None,
             None => self.pull(cpu),
@@ -914,7 +986,7 @@ impl Kernel {
             self.enqueue(me, cpu, now);
         }
         // Nobody else wanted the CPU: the thread that left gets it back.
-        let next = next.or_else(|| self.cpus[cpu].pick(sched.policy, with_me));
+        let next = next.or_else(|| self.pick_next(cpu, None));
         match next {
             Some((_, tid)) => {
                 let latency = self.latency(self.costs.sched.ctx_switch);
@@ -937,7 +1009,11 @@ impl Kernel {
             .filter(|&c| c != cpu)
             .max_by_key(|&c| (self.cpus[c].queued(), std::cmp::Reverse(c)))?;
         let threads = &self.threads;
-        let (v, tid) = self.cpus[busiest].steal(|tid| threads[tid as usize].pinned.is_none())?;
+        let movable = |tid: u32| {
+            let t = &threads[tid as usize];
+            t.pinned.is_none() && !t.delayed
+        };
+        let (v, tid) = self.cpus[busiest].steal(movable)?;
         if self.costs.sched.policy == SchedPolicy::Cfs {
             return Some((v, tid));
         }

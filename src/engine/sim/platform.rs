@@ -543,6 +543,40 @@ mod tests {
         );
     }
 
+    /// CPU 0 runs a hog and, second, a thread of 6 ms of work: with 3 ms
+    /// requests checked at 4 ms ticks, the two tie at 8 ms and the second
+    /// runs on to 10 ms, so it blocks 2 ms ahead of the hog. CPU 1's thread
+    /// goes to sleep just after, finding nothing it may pull. The sleeper
+    /// wakes 10 us later: under EEVDF on CPU 0, whose queue it never left
+    /// (DELAY_DEQUEUE: it slept with negative lag; ttwu_runnable), not on
+    /// the idle CPU 1. Under CFS (12 ms slices) CPU 1 pulled it at 10 ms
+    /// and it wakes there.
+    #[test]
+    fn an_eevdf_thread_that_slept_ahead_wakes_where_it_is_still_queued() {
+        let woke_on = |policy| {
+            let mut p = profile();
+            p.sched.policy = policy;
+            let cpu = std::cell::Cell::new(usize::MAX);
+            let cpu = &cpu;
+            let bodies: Vec<Body<'_>> = vec![
+                Box::new(|| Sim::user_work(20_000_000)),
+                Box::new(|| {
+                    Sim::user_work(10_005_000);
+                    Sim::sleep(30_000_000);
+                }),
+                Box::new(move || {
+                    Sim::user_work(6_000_000);
+                    Sim::sleep(10_000);
+                    cpu.set(with_kernel(|k| k.cpu()).unwrap());
+                }),
+            ];
+            run_on(Kernel::new(&p, 2, Preempt::User, 3, None, 1), bodies);
+            cpu.get()
+        };
+        assert_eq!(woke_on(SchedPolicy::Cfs), 1, "CFS: where it was pulled");
+        assert_eq!(woke_on(SchedPolicy::Eevdf), 0, "EEVDF: where it is queued");
+    }
+
     /// 10 ms of udelay in 1 us pieces takes 10 ms without noise, and about
     /// 11 ms with an interruption of 10 us every 100 us of work.
     #[test]

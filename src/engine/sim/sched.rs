@@ -255,6 +255,12 @@ impl Cpu {
             .copied()
     }
 
+    /// Take `tid`'s entry out of the queue, if it has one.
+    pub fn take(&mut self, tid: u32) -> Option<(u64, u32)> {
+        let entry = *self.queue.iter().find(|&&(_, _, t, _)| t == tid)?;
+        Some(self.remove(entry))
+    }
+
     /// The waiting thread this CPU would run last among those `movable`
     /// (for a pulling CPU).
     pub fn steal(&mut self, movable: impl Fn(u32) -> bool) -> Option<(u64, u32)> {
