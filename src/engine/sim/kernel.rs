@@ -737,13 +737,16 @@ impl Kernel {
     /// `cpu` at `at` (place_entity).
     fn place(&mut self, tid: u32, cpu: usize, at: u64) {
         let sched = self.costs.sched;
-        let running = self.cpus[cpu].current.map(|c| self.vruntime_at(c, at));
         let c = &self.cpus[cpu];
-        let t = &mut self.threads[tid as usize];
         match sched.policy {
-            SchedPolicy::Cfs => t.vruntime = sched.place(t.vruntime, c.min_vruntime),
+            SchedPolicy::Cfs => {
+                let t = &mut self.threads[tid as usize];
+                t.vruntime = sched.place(t.vruntime, c.min_vruntime);
+            }
             SchedPolicy::Eevdf => {
+                let running = c.current.map(|cur| self.vruntime_at(cur, at));
                 let avg = c.avg_vruntime(running).unwrap_or(c.min_vruntime);
+                let t = &mut self.threads[tid as usize];
                 (t.vruntime, t.deadline) = eevdf::place(
                     avg,
                     c.nr_running(),
@@ -783,7 +786,10 @@ impl Kernel {
     fn pick_next(&mut self, cpu: usize, staying: Option<u64>) -> Option<(u64, u32)> {
         let sched = self.costs.sched;
         loop {
-            let avg = self.cpus[cpu].avg_vruntime(staying).unwrap_or(0);
+            let avg = match sched.policy {
+                SchedPolicy::Cfs => 0,
+                SchedPolicy::Eevdf => self.cpus[cpu].avg_vruntime(staying).unwrap_or(0),
+            };
             let (v, tid) = self.cpus[cpu].pick(sched.policy, avg)?;
             if !self.threads[tid as usize].delayed {
                 return Some((v, tid));
@@ -943,16 +949,24 @@ impl Kernel {
         t.due = u64::MAX;
         t.watch.clear();
         let c = &self.cpus[cpu];
-        let (queued_max, with_me) = (c.max_queued_vruntime(), c.avg_vruntime(Some(t.vruntime)));
-        let with_me = with_me.expect("counts the thread leaving");
         let sched = self.costs.sched;
         let eevdf = sched.policy == SchedPolicy::Eevdf;
+        // EEVDF's V with the leaving thread counted (CFS has no use for it).
+        let with_me = if eevdf {
+            c.avg_vruntime(Some(t.vruntime))
+                .expect("counts the thread leaving")
+        } else {
+            0
+        };
+        let queued_max = c.max_queued_vruntime();
         match why {
             Leave::Blocked => {
                 t.state = State::Parked;
                 t.nvcsw += 1;
-                t.delayed = eevdf && t.vruntime > with_me;
-                t.vlag = eevdf::lag(with_me, t.vruntime, sched.base_slice, sched.tick);
+                if eevdf {
+                    t.delayed = t.vruntime > with_me;
+                    t.vlag = eevdf::lag(with_me, t.vruntime, sched.base_slice, sched.tick);
+                }
             }
             Leave::Preempted => t.nivcsw += 1,
             Leave::Yielded if eevdf => {
