@@ -7,9 +7,9 @@
 //! to CPUs 0..N-1 with N threads of the model's scaled role, one after
 //! another (a native run measures the machine: two at once would measure
 //! each other), then as many simulated runs on N virtual CPUs, pinned the
-//! same way, with the same seeds, in parallel (a simulated run depends only on its inputs). Each run
-//! gives its scaled role's ops/s; [`crate::report::crosscheck`] takes the
-//! medians and the error.
+//! same way, with the same seeds, in parallel (a simulated run depends only
+//! on its inputs). Each run gives its scaled role's ops/s;
+//! [`crate::report::crosscheck`] takes the medians and the error.
 
 use crate::engine::sim::{Preempt, SimSpec};
 use crate::engine::{self, RunConfig, RunEngine, RunRequest};

@@ -816,16 +816,14 @@ impl Kernel {
         if sched.policy == SchedPolicy::Cfs {
             return false;
         }
-        let c = &mut self.cpus[cpu];
-        let me = c.current.expect("a running thread reschedules");
-        let ran = now.saturating_sub(c.exec_start);
-        c.busy += ran;
-        c.exec_start = now;
+        let me = self.cpus[cpu]
+            .current
+            .expect("a running thread reschedules");
+        self.account_run(cpu, me, now);
+        self.cpus[cpu].exec_start = now;
         let t = &mut self.threads[me as usize];
-        t.vruntime += ran;
-        t.cpu_ps += ran;
         t.deadline = eevdf::renew(t.vruntime, t.deadline, sched.base_slice);
-        c.request = t.deadline - t.vruntime;
+        self.cpus[cpu].request = t.deadline - t.vruntime;
         let (vruntime, deadline) = (t.vruntime, t.deadline);
         // Delayed threads the pick would meet first leave the queue.
         let (avg, best) = loop {
@@ -938,13 +936,9 @@ impl Kernel {
     /// runnable thread or goes idle.
     fn switch_out(&mut self, why: Leave) {
         let (me, cpu, now) = (self.current, self.cpu(), self.now());
-        let ran = now.saturating_sub(self.cpus[cpu].exec_start);
-        let c = &mut self.cpus[cpu];
-        c.busy += ran;
-        c.current = None;
+        self.account_run(cpu, me, now);
+        self.cpus[cpu].current = None;
         let t = &mut self.threads[me as usize];
-        t.vruntime += ran;
-        t.cpu_ps += ran;
         t.generation += 1;
         t.due = u64::MAX;
         t.watch.clear();
@@ -1013,6 +1007,18 @@ impl Kernel {
                 self.idle.insert(cpu);
             }
         }
+    }
+
+    /// Charge `cpu`'s running thread `me` its run from `exec_start` to `now`:
+    /// the CPU's busy time, the thread's virtual runtime and CPU time
+    /// (update_curr).
+    fn account_run(&mut self, cpu: usize, me: u32, now: u64) {
+        let c = &mut self.cpus[cpu];
+        let ran = now.saturating_sub(c.exec_start);
+        c.busy += ran;
+        let t = &mut self.threads[me as usize];
+        t.vruntime += ran;
+        t.cpu_ps += ran;
     }
 
     /// Newidle balance: take a waiting thread that may move from the busiest

@@ -488,14 +488,14 @@ mod tests {
     /// stays on CPU 0 behind the first and the run takes about 2 ms.
     #[test]
     fn an_idle_cpu_pulls_only_threads_not_pinned_elsewhere() {
-        let quiet = profile();
+        let p = profile();
         let end_ms = |pin: Option<&CpuList>| {
             let bodies = [1_000, 100, 1_000]
                 .map(|us| -> Body<'static> {
                     Box::new(move || (0..us).for_each(|_| Sim::user_work(1_000)))
                 })
                 .into();
-            let kernel = Kernel::new(&quiet, 2, Preempt::User, 3, pin, 1);
+            let kernel = Kernel::new(&p, 2, Preempt::User, 3, pin, 1);
             run_on(kernel, bodies).at_ps as f64 / 1e9
         };
         let free = end_ms(None);
