@@ -10,14 +10,26 @@
 //! | page_referenced / try_to_unmap of each isolated page | shrink_folio_list / shrink_active_list | the rmap lock, no lru_lock |
 //! | [`Lru::putback`] | move_folios_to_lru | lru_lock |
 //!
-//! Where an isolated page goes ([`Verdict`], folio_check_references): its
-//! walk found a young PTE -> back to the active list (activated, "rotated");
+//! Where an isolated inactive page goes ([`Verdict`], folio_check_references):
+//! its walk found a young PTE -> to the active list (activated, "rotated");
 //! the walk gave up on a contended rmap try_lock -> active as well (Minchan
 //! Kim's 2022 change, 6d4675e60135: folio_referenced returns -1 and the folio
 //! is activated, so a contended page is not reclaimed and not rescanned at
-//! once); an inactive page found old -> try_to_unmap and freed (reclaimed),
-//! or back on the inactive list if it could not be freed; an active page found
-//! old -> deactivated to the inactive list (shrink_active_list).
+//! once); found old -> try_to_unmap and freed (reclaimed), or back on the
+//! inactive list if it could not be freed. An isolated active page goes to
+//! the inactive list whatever its walk found (shrink_active_list since the
+//! split LRU, 2.6.28: the walk clears the young bits, and only a referenced
+//! VM_EXEC file page, which the model has none of, gets another trip on the
+//! active list; 8cab4754d24a, 2.6.31). Before 2.6.28 a referenced mapped
+//! page stayed active; the model stands for the split LRU only.
+//!
+//! Which list a batch comes from (shrink_lruvec, [`Lru::inactive_is_low`]):
+//! the active one while the inactive list holds fewer pages than the active
+//! one over the inactive ratio (int_sqrt(10 x GiB of the two lists), 1
+//! below 1 GiB: inactive_is_low since 4.8's node LRU, the same table as
+//! 2.6.28's inactive_anon_is_low), else the inactive one. So on a small
+//! machine about half the LRU is inactive, and each page waits there for
+//! about a trip through half the LRU before its references are checked.
 //!
 //! too_many_isolated(): a direct reclaimer (not kswapd) waits
 //! (reclaim_throttle) while more pages are isolated than the inactive list
@@ -227,6 +239,22 @@ impl Lru {
     pub fn too_many_isolated(&self, kswapd: bool) -> bool {
         !kswapd && self.isolated as usize > self.len(List::Inactive)
     }
+
+    /// inactive_is_low(): the next batch refills the inactive list from the
+    /// active one (shrink_active_list). Entries count as pages, stale ones
+    /// included until a scan drops them.
+    pub fn inactive_is_low(&self) -> bool {
+        let (inactive, active) = (self.len(List::Inactive), self.len(List::Active));
+        inactive * inactive_ratio(inactive + active) < active
+    }
+}
+
+/// The target ratio of active to inactive pages for an LRU of `pages` 4 KiB
+/// pages: int_sqrt(10 x whole GiB), at least 1 (mm/vmscan.c's table: 1 up to
+/// 1 GiB, 3 at 1 GiB, 10 at 10 GiB, 31 at 100 GiB).
+fn inactive_ratio(pages: usize) -> usize {
+    const PAGES_PER_GIB: usize = 1 << 18;
+    (10 * (pages / PAGES_PER_GIB)).isqrt().max(1)
 }
 
 /// What the walk of an isolated page found.
@@ -240,11 +268,14 @@ pub enum Walked {
     Contended,
 }
 
-/// folio_check_references' decision for a page isolated from `from` whose
-/// walk found `walked`: `reclaim` (try_to_unmap and free) runs only for an
-/// old inactive page and says whether the page was freed.
+/// Where a page isolated from `from` whose walk found `walked` goes: an
+/// active page is deactivated whatever was found (shrink_active_list); an
+/// inactive one by folio_check_references. `reclaim` (try_to_unmap and
+/// free) runs only for an old inactive page and says whether the page was
+/// freed.
 pub fn verdict(from: List, walked: Walked, reclaim: impl FnOnce() -> bool) -> Verdict {
     match walked {
+        _ if from == List::Active => Verdict::Old,
         Walked::Contended => Verdict::Contended,
         Walked::Referenced => Verdict::Referenced,
         Walked::Old if from == List::Inactive && reclaim() => Verdict::Reclaimed,
@@ -351,17 +382,19 @@ mod tests {
     }
 
     #[test]
-    fn only_old_inactive_pages_are_reclaimed() {
+    fn only_old_inactive_pages_are_reclaimed_and_every_active_one_is_deactivated() {
         let never = || -> bool { panic!("reclaim of a page that is not old and inactive") };
         assert_eq!(
             verdict(List::Inactive, Walked::Referenced, never),
             Verdict::Referenced
         );
-        assert_eq!(
-            verdict(List::Active, Walked::Contended, never),
-            Verdict::Contended
-        );
-        assert_eq!(verdict(List::Active, Walked::Old, never), Verdict::Old);
+        for walked in [Walked::Referenced, Walked::Contended, Walked::Old] {
+            assert_eq!(
+                verdict(List::Active, walked, never),
+                Verdict::Old,
+                "an active page is deactivated whatever its walk found ({walked:?})"
+            );
+        }
         assert_eq!(
             verdict(List::Inactive, Walked::Old, || true),
             Verdict::Reclaimed
@@ -382,5 +415,25 @@ mod tests {
         lru.isolate(&pool, List::Inactive, 1);
         assert!(lru.too_many_isolated(false), "4 isolated, 2 inactive");
         assert!(!lru.too_many_isolated(true), "kswapd is not throttled");
+    }
+
+    #[test]
+    fn the_inactive_list_is_low_below_the_kernels_ratio() {
+        let gib = 1 << 18;
+        let ratios = [0, gib - 1, gib, 10 * gib, 100 * gib, 1024 * gib].map(inactive_ratio);
+        assert_eq!(ratios, [1, 1, 3, 10, 31, 101], "mm/vmscan.c's table");
+        let pool = PagePool::new(8);
+        let mut lru = Lru::default();
+        let p: Vec<PageId> = (0..5).map(|i| pool.alloc(file(), i).unwrap()).collect();
+        for &q in &p {
+            lru.add(&pool, q);
+        }
+        for &q in &lru.isolate(&pool, List::Inactive, 3) {
+            lru.putback(&pool, q, Verdict::Referenced);
+        }
+        assert!(lru.inactive_is_low(), "2 inactive, 3 active");
+        let q = lru.isolate(&pool, List::Active, 1)[0];
+        lru.putback_from(&pool, q, List::Active, Verdict::Old);
+        assert!(!lru.inactive_is_low(), "3 inactive, 2 active");
     }
 }

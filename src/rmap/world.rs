@@ -239,9 +239,8 @@ impl World {
     }
 
     /// One reclaim pass over the LRU (shrink_lruvec): refill the inactive
-    /// list from the active one if it holds fewer than a batch
-    /// (shrink_active_list: referenced pages rotate back, old ones are
-    /// deactivated), then isolate up to [`SWAP_CLUSTER_MAX`] inactive pages,
+    /// list from the active one by a batch if it is low
+    /// (shrink_active_list: every page walked and deactivated), then isolate up to [`SWAP_CLUSTER_MAX`] inactive pages,
     /// walk each (page_referenced) and reclaim the old ones (try_to_unmap to
     /// swap, free), and put the rest back. `contended(page)` says whether the
     /// walk's rmap try_lock would fail (the 2022 folio_referenced try_lock:
@@ -250,7 +249,7 @@ impl World {
     pub fn shrink_lru(&mut self, mut contended: impl FnMut(PageId) -> bool) -> Shrink {
         let mut done = Shrink::default();
         let before = self.lru.stats.reclaimed;
-        if self.lru.pages(&self.pages, List::Inactive).count() < SWAP_CLUSTER_MAX {
+        if self.lru.inactive_is_low() {
             done.active = self.shrink_list(List::Active, &mut contended);
         }
         done.inactive = self.shrink_list(List::Inactive, &mut contended);

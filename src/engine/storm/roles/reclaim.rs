@@ -1,13 +1,13 @@
 //! reclaim: kswapd's LRU scan (mm/vmscan.c shrink_lruvec). It isolates a
 //! batch of `memory.reclaim_batch` pages (SWAP_CLUSTER_MAX, 32, by default)
-//! under the lru_lock, from the active list while the inactive one is short
+//! under the lru_lock, from the active list while the inactive one is low
 //! (shrink_active_list) and from the inactive list otherwise, then walks
 //! them one per operation: page_referenced (clearing young bits); an old
 //! inactive page, while memory is short, is reclaimed (add_to_swap for an
 //! anon page, try_to_unmap leaving swap entries, freed once unmapped); when
 //! the batch is walked, every page goes back under the lru_lock by its
-//! verdict (referenced ones rotate to the active list, old active ones are
-//! deactivated; [`crate::rmap::lru::verdict`]). `try_lock` gives up on a
+//! verdict (referenced inactive ones rotate to the active list, every active
+//! one is deactivated; [`crate::rmap::lru::verdict`]). `try_lock` gives up on a
 //! contended root and keeps the page active (folio_referenced with
 //! rwc.try_lock, 2022); otherwise the walk blocks (the older kernel).
 //!

@@ -9,9 +9,9 @@
 //! | [`SharedWorld::isolate`] | isolate_lru_folios: up to a batch off the tail, each page pinned | lru_lock |
 //! | [`SharedWorld::putback`] | move_folios_to_lru, then the isolation pins dropped | lru_lock |
 //!
-//! A batch comes from the active list when the inactive one holds fewer
-//! than [`SWAP_CLUSTER_MAX`] entries (shrink_active_list refilling it), else
-//! from the inactive list. A direct reclaimer finding more pages isolated
+//! A batch comes from the active list while the inactive one is low
+//! ([`Lru::inactive_is_low`](crate::rmap::lru::Lru::inactive_is_low):
+//! shrink_active_list refilling it), else from the inactive list. A direct reclaimer finding more pages isolated
 //! than the inactive list holds is told to throttle ([`Isolated::Throttle`],
 //! too_many_isolated). Each acquisition reports how long it waited for the
 //! lru_lock, for the memory line.
@@ -94,7 +94,7 @@ impl<L: RawRwLock> SharedWorld<L> {
         if lru.too_many_isolated(!direct) {
             return (Isolated::Throttle, waited);
         }
-        let from = if lru.len(List::Inactive) < SWAP_CLUSTER_MAX && lru.len(List::Active) > 0 {
+        let from = if lru.inactive_is_low() {
             List::Active
         } else {
             List::Inactive
