@@ -175,7 +175,8 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "walk_per_vma",
             Some(cal.walk.clone()),
             format!(
-                "native page_referenced from cold caches, {} vmas per walk -> work.vma_visit_ns",
+                "native page_referenced {}, {} vmas per walk -> work.vma_visit_ns",
+                cal.after_eviction(),
                 cal.walk_vmas
             ),
         ),
@@ -196,7 +197,8 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "unmap_per_vma",
             Some(cal.unmap.clone()),
             format!(
-                "native reclaim (try_to_unmap) from cold caches, {} vmas per page -> work.unmap_pte_ns",
+                "native reclaim (try_to_unmap) {}, {} vmas per page -> work.unmap_pte_ns",
+                cal.after_eviction(),
                 cal.walk_vmas
             ),
         ),

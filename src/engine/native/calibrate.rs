@@ -11,7 +11,7 @@
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle; and the giver's own time in the wake call (try_to_wake_up and the IPI to the idle CPU; under a hypervisor the IPI exits to the host) | `sched.wakeup_idle_ns`, `sched.wakeup_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
-//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, each after writing a buffer as large as the last-level cache: per vma visited | `work.vma_visit_ns` |
+//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, each after writing a buffer as large as the world (at most the last-level cache): per vma visited | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
@@ -139,6 +139,8 @@ pub struct Calibration {
     pub grace_period: Figure,
     /// vmas one walk visits in the model's world.
     pub walk_vmas: u32,
+    /// Bytes written before each timed walk and unmap ([`Evictor`]).
+    pub evicted_bytes: usize,
     /// This kernel's release (/proc/sys/kernel/osrelease), if readable.
     pub kernel: Option<String>,
 }
@@ -186,7 +188,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     })?;
     let noise = Figure { trials_ns: lengths };
     let walker = Walker::new(world)?;
-    let mut cold = Evictor::new();
+    let mut cold = Evictor::new(walker.world.resident_bytes());
+    let evicted_bytes = cold.lines.len();
     let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(20), &mut cold)))?;
     let unmap =
         trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan.ops(8), &mut cold)))?;
@@ -227,6 +230,7 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         touch,
         grace_period,
         walk_vmas: walker.vmas,
+        evicted_bytes,
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
             .map(|s| s.trim().to_string()),
@@ -532,16 +536,17 @@ fn exp_scale(samples: &mut [u64]) -> f64 {
 }
 
 /// The native world of a model and the ancestor's pages whose walks visit
-/// every vma of its family. Each walk starts with the caches emptied
-/// ([`Evictor`]): in a storm, between two walks of family-wide pages the
-/// scan has crossed other mms' tables and the storm's other threads their
-/// own memory. Walking the pages in turn without it is cold only where the
-/// last-level cache is smaller than a walk's lines (about 2 MiB for 10,001
-/// vmas): 506 ns per vma on one earlier 2-CPU VM, but 131-144 ns on one
-/// with a 480 MiB L3, where the native storm's first pass, four threads
-/// walking family-wide pages on one CPU, spent about 390 ns per vma (CPU
-/// samples over the vmas of the walks that finished) and a walk after
-/// writing 256 MiB 396 ns.
+/// every vma of its family. Each walk starts after the rest of the world
+/// has been through the caches ([`Evictor`]): in a storm, between two walks
+/// of family-wide pages the scan has crossed other mms' tables and the
+/// storm's other threads their own memory, and none of that is more than
+/// the world holds. Walking the pages in turn without it keeps a walk's
+/// lines (about 2 MiB for 10,001 vmas) in L2: 120 ns per vma on a 2-CPU VM
+/// (2 MiB L2, a 480 MiB L3 by sysfs), 197 ns after writing aim7's 61 MiB
+/// world, 308 ns after 128 MiB, 383 ns after 480 MiB (that VM's L3 holds
+/// less than sysfs says: a host's cache is shared). Its native storm on one
+/// CPU spent 240-330 ns of the reclaimer's CPU time per vma walked, the
+/// rest of a scan included (`run`'s CPUs over its vmas).
 struct Walker {
     world: World,
     pages: Vec<PageId>,
@@ -599,9 +604,10 @@ fn cold_per_vma<'p>(
     per_op(took, vmas.max(1))
 }
 
-/// Empties the caches by writing one byte of every line of a buffer as large
-/// as the last-level cache (sysfs's largest cache of CPU 0; 64 MiB if it
-/// says nothing, at most 1 GiB).
+/// Pushes a walk's lines out of the caches by writing one byte of every line
+/// of a buffer: as large as the world, at most the last-level cache
+/// (sysfs's largest cache of CPU 0, taken as 64 MiB to 1 GiB; 64 MiB if it
+/// says nothing). A world larger than that cache leaves every walk cold.
 struct Evictor {
     lines: Vec<u8>,
 }
@@ -609,13 +615,18 @@ struct Evictor {
 impl Evictor {
     const LINE: usize = 64;
 
-    fn new() -> Evictor {
-        let bytes = last_level_cache_bytes()
-            .unwrap_or(64 << 20)
-            .clamp(64 << 20, 1 << 30);
+    /// For a world of `world_bytes`.
+    fn new(world_bytes: usize) -> Evictor {
         Evictor {
-            lines: vec![0; bytes],
+            lines: vec![0; Self::bytes(world_bytes, last_level_cache_bytes())],
         }
+    }
+
+    /// What it writes for a world of `world_bytes` and a last-level cache of
+    /// `llc` bytes (None: sysfs did not say).
+    fn bytes(world_bytes: usize, llc: Option<usize>) -> usize {
+        let llc = llc.unwrap_or(64 << 20).clamp(64 << 20, 1 << 30);
+        world_bytes.clamp(Self::LINE, llc)
     }
 
     fn evict(&mut self) {
@@ -745,6 +756,12 @@ fn round(ns: f64) -> f64 {
 }
 
 impl Calibration {
+    /// How the walks were made cold, for their notes.
+    pub fn after_eviction(&self) -> String {
+        let mib = self.evicted_bytes as f64 / f64::from(1 << 20);
+        format!("each after writing {mib:.1} MiB (the world's bytes, at most the last-level cache)")
+    }
+
     /// A profile of this machine: the measured keys from these figures, every
     /// other key from `base`; and for each key the note saying which it is.
     ///
@@ -846,7 +863,8 @@ impl Calibration {
             set("sched.wakeup_ipi_ns", f.median(), how);
         }
         let what = format!(
-            "native page_referenced from cold caches ({} vmas per walk)",
+            "native page_referenced, {} ({} vmas per walk)",
+            self.after_eviction(),
             self.walk_vmas
         );
         set(
@@ -880,7 +898,8 @@ impl Calibration {
             set("work.pte_copy_ns", base.work.pte_copy_ns * scale, how);
         }
         let what = format!(
-            "native reclaim of a page from cold caches ({} vmas per try_to_unmap)",
+            "native reclaim of a page, {} ({} vmas per try_to_unmap)",
+            self.after_eviction(),
             self.walk_vmas
         );
         set(
@@ -1037,6 +1056,20 @@ mod tests {
     }
 
     #[test]
+    fn the_evictor_writes_the_world_at_most_the_last_level_cache() {
+        let mib = 1 << 20;
+        let llc = Some(480 * mib);
+        assert_eq!(Evictor::bytes(61 * mib, llc), 61 * mib, "a world that fits");
+        assert_eq!(
+            Evictor::bytes(900 * mib, llc),
+            480 * mib,
+            "a world that does not"
+        );
+        assert_eq!(Evictor::bytes(900 * mib, None), 64 * mib, "no sysfs figure");
+        assert_eq!(Evictor::bytes(0, llc), Evictor::LINE, "at least one line");
+    }
+
+    #[test]
     fn quick_plans_do_a_twentieth() {
         let quick = Plan {
             trials: 1,
@@ -1090,6 +1123,7 @@ mod tests {
             touch: figure(90.0),
             grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
+            evicted_bytes: 64 << 20,
             kernel: Some("6.18.44-fc-v1045".into()),
         };
         let (p, notes) = cal.profile(&base, "base.toml");
