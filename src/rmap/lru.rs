@@ -11,11 +11,12 @@
 //! | [`Lru::putback`] | move_folios_to_lru | lru_lock |
 //!
 //! Where an isolated inactive page goes ([`Verdict`], folio_check_references):
-//! its walk found a young PTE -> to the active list (activated, "rotated");
-//! the walk gave up on a contended rmap try_lock -> active as well (Minchan
-//! Kim's 2022 change, 6d4675e60135: folio_referenced returns -1 and the folio
-//! is activated, so a contended page is not reclaimed and not rescanned at
-//! once); found old -> try_to_unmap and freed (reclaimed), or back on the
+//! its walk found a young PTE -> to the active list (activated); the walk
+//! gave up on a contended rmap try_lock -> kept: back at the head of the
+//! inactive list, not reclaimed and not rescanned until the list has turned
+//! over (Minchan Kim's 2022 change, 6d4675e60135: folio_referenced returns
+//! -1, folio_check_references FOLIOREF_KEEP, "rmap lock contention:
+//! rotate"); found old -> try_to_unmap and freed (reclaimed), or back on the
 //! inactive list if it could not be freed. An isolated active page goes to
 //! the inactive list whatever its walk found (shrink_active_list since the
 //! split LRU, 2.6.28: the walk clears the young bits, and only a referenced
@@ -67,7 +68,8 @@ pub enum List {
 pub enum Verdict {
     /// A young PTE was found: back to the active list.
     Referenced,
-    /// The rmap try_lock was contended: kept, on the active list.
+    /// The rmap try_lock was contended: kept, at the head of the inactive
+    /// list.
     Contended,
     /// Old, and freed by try_to_unmap: off the LRU for good.
     Reclaimed,
@@ -83,9 +85,10 @@ pub struct LruStats {
     pub scanned: u64,
     /// Pages freed by reclaim (pgsteal).
     pub reclaimed: u64,
-    /// Pages moved (back) to the active list: referenced or contended.
+    /// Pages moved to the active list: found referenced.
     pub activated: u64,
-    /// Of those, kept because the rmap try_lock was contended.
+    /// Pages kept on the inactive list because the rmap try_lock was
+    /// contended.
     pub contended: u64,
     /// Active pages moved to the inactive list.
     pub deactivated: u64,
@@ -205,8 +208,7 @@ impl Lru {
             }
             Verdict::Contended => {
                 self.stats.contended += 1;
-                self.stats.activated += 1;
-                List::Active
+                List::Inactive
             }
             Verdict::Referenced => {
                 self.stats.activated += 1;
@@ -335,17 +337,18 @@ mod tests {
         let active: Vec<PageId> = lru.pages(&pool, List::Active).collect();
         assert_eq!(
             active,
-            vec![got[1], got[0]],
-            "contended stays active (2022)"
+            vec![got[0]],
+            "only the referenced page is activated"
         );
         assert_eq!(
             lru.pages(&pool, List::Inactive).collect::<Vec<_>>(),
-            vec![got[2]]
+            vec![got[2], got[1]],
+            "a contended page is kept at the inactive head (2022)"
         );
         let s = lru.stats;
         assert_eq!(
             (s.scanned, s.reclaimed, s.activated, s.contended),
-            (4, 1, 2, 1)
+            (4, 1, 1, 1)
         );
         assert_eq!(lru.isolated(), 0);
     }

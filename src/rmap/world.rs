@@ -239,13 +239,14 @@ impl World {
     }
 
     /// One reclaim pass over the LRU (shrink_lruvec): refill the inactive
-    /// list from the active one by a batch if it is low
-    /// (shrink_active_list: every page walked and deactivated), then isolate up to [`SWAP_CLUSTER_MAX`] inactive pages,
-    /// walk each (page_referenced) and reclaim the old ones (try_to_unmap to
-    /// swap, free), and put the rest back. `contended(page)` says whether the
-    /// walk's rmap try_lock would fail (the 2022 folio_referenced try_lock:
-    /// such a page stays active, unwalked); the single-threaded world has no
-    /// contention of its own, so callers pass `|_| false` or simulate some.
+    /// list from the active one by a batch if it is low (shrink_active_list:
+    /// every page walked and deactivated), then isolate up to
+    /// [`SWAP_CLUSTER_MAX`] inactive pages, walk each (page_referenced) and
+    /// reclaim the old ones (try_to_unmap to swap, free), and put the rest
+    /// back. `contended(page)` says whether the walk's rmap try_lock would
+    /// fail (the 2022 folio_referenced try_lock: such a page is kept on the
+    /// inactive list, unwalked); the single-threaded world has no contention
+    /// of its own, so callers pass `|_| false` or simulate some.
     pub fn shrink_lru(&mut self, mut contended: impl FnMut(PageId) -> bool) -> Shrink {
         let mut done = Shrink::default();
         let before = self.lru.stats.reclaimed;

@@ -6,10 +6,11 @@
 //! inactive page, while memory is short, is reclaimed (add_to_swap for an
 //! anon page, try_to_unmap leaving swap entries, freed once unmapped); when
 //! the batch is walked, every page goes back under the lru_lock by its
-//! verdict (referenced inactive ones rotate to the active list, every active
-//! one is deactivated; [`crate::rmap::lru::verdict`]). `try_lock` gives up on a
-//! contended root and keeps the page active (folio_referenced with
-//! rwc.try_lock, 2022); otherwise the walk blocks (the older kernel).
+//! verdict (referenced inactive ones go to the active list, every active
+//! one is deactivated; [`crate::rmap::lru::verdict`]). `try_lock` gives up
+//! on a contended root and keeps the page at the inactive list's head
+//! (folio_referenced with rwc.try_lock, 2022); otherwise the walk blocks
+//! (the older kernel).
 //!
 //! Direct reclaim (an allocating thread below the min watermark) shrinks
 //! one whole batch itself, after too_many_isolated() has let it in:

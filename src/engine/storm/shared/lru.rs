@@ -11,10 +11,11 @@
 //!
 //! A batch comes from the active list while the inactive one is low
 //! ([`Lru::inactive_is_low`](crate::rmap::lru::Lru::inactive_is_low):
-//! shrink_active_list refilling it), else from the inactive list. A direct reclaimer finding more pages isolated
-//! than the inactive list holds is told to throttle ([`Isolated::Throttle`],
-//! too_many_isolated). Each acquisition reports how long it waited for the
-//! lru_lock, for the memory line.
+//! shrink_active_list refilling it), else from the inactive list. A direct
+//! reclaimer finding more pages isolated than the inactive list holds is
+//! told to throttle ([`Isolated::Throttle`], too_many_isolated). Each
+//! acquisition reports how long it waited for the lru_lock, for the memory
+//! line.
 //!
 //! Each page moved from one list to another (added, isolated, put back) is
 //! charged the profile's `work.lru_page_ns` under the lock: the list_del and
