@@ -540,11 +540,11 @@ fn exp_scale(samples: &mut [u64]) -> f64 {
 /// has been through the caches ([`Evictor`]): in a storm, between two walks
 /// of family-wide pages the scan has crossed other mms' tables and the
 /// storm's other threads their own memory, and none of that is more than
-/// the world holds. Walking the pages in turn without it keeps a walk's
-/// lines (about 2 MiB for 10,001 vmas) in L2: 120 ns per vma on a 2-CPU VM
-/// (2 MiB L2, a 480 MiB L3 by sysfs), 197 ns after writing aim7's 61 MiB
-/// world, 308 ns after 128 MiB, 383 ns after 480 MiB (that VM's L3 holds
-/// less than sysfs says: a host's cache is shared). Its native storm on one
+/// the world holds. Per vma on a 2-CPU VM (2 MiB L2, a 480 MiB L3 by
+/// sysfs), each walk of 10,001 vmas (about 2 MiB of lines) after writing
+/// 1 MiB: 119 ns; 64 MiB: 197 ns; aim7's 61 MiB world: 205-225 ns; 128 MiB:
+/// 308 ns; 480 MiB: 383 ns (that VM's L3 holds less than sysfs says: a
+/// host's cache is shared). Its native storm on one
 /// CPU spent 240-330 ns of the reclaimer's CPU time per vma walked, the
 /// rest of a scan included (`run`'s CPUs over its vmas).
 struct Walker {
