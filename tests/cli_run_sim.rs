@@ -92,6 +92,60 @@ fn the_same_seed_gives_the_same_json_apart_from_wall_clock_fields() {
     );
 }
 
+/// The worker loop times each operation with two clock reads, which the
+/// simulator charges at the profile's `work.clock_ns`: one synchro monitor
+/// on one CPU (read(2), 2 us of formatting under the lock, 2 us of
+/// thinking: about 4.2 us a cycle) does a third fewer reads at 1 us a clock
+/// read, and the operation's own latency stays what it was.
+#[test]
+fn the_worker_loops_clock_reads_cost_the_profiles_clock_ns() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/machines/default.toml"),
+    )
+    .unwrap();
+    let slow = dir.path().join("slow-clock.toml");
+    let edited: Vec<String> = src
+        .lines()
+        .map(|l| {
+            if l.starts_with("clock_ns") {
+                "clock_ns = 1000.0".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&slow, edited.join("\n")).unwrap();
+    let monitor = |machine: &str| {
+        let args = [
+            "models/synchro.toml",
+            "--cpus",
+            "1",
+            "--threads",
+            "1",
+            "--set",
+            "workload.mprotect.threads=0",
+            "--set",
+            "workload.munmap.threads=0",
+            "--duration",
+            "20ms",
+            "--machine",
+            machine,
+        ];
+        let (_, r) = run_json(&args);
+        let m = &r.roles["monitor"];
+        (m.ops as f64, m.latency_ns.p50)
+    };
+    let (ops, p50) = monitor("models/machines/default.toml");
+    let (slow_ops, slow_p50) = monitor(slow.to_str().unwrap());
+    let ratio = slow_ops / ops;
+    assert!(
+        (0.6..0.75).contains(&ratio),
+        "2 us more a cycle gave {ratio:.2}x the reads ({slow_ops} vs {ops}), not about 0.68x"
+    );
+    assert_eq!(slow_p50, p50, "the reads are outside the timed operation");
+}
+
 /// Seed 000: 32 threads of touch / mmap(MAP_FIXED) / mprotect on one CPU
 /// with the 2007 rw_semaphore. Under PREEMPT_VOLUNTARY a writer switched out
 /// at a might_sleep() inside its hold makes the others queue, and the FIFO

@@ -137,6 +137,16 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "getppid(2) -> work.syscall_ns".into(),
         ),
         (
+            "clock",
+            Some(cal.clock.clone()),
+            "one clock read (Instant::now) -> work.clock_ns".into(),
+        ),
+        (
+            "busy_wait",
+            Some(cal.busy_wait_extra.clone()),
+            "udelay(2 us), a spin on the clock, beyond its 2 us -> work.busy_wait_extra_ns".into(),
+        ),
+        (
             "line_pingpong",
             two(&cal.pingpong),
             "half a CAS round trip between 2 CPUs -> cache.die_ns".into(),

@@ -346,6 +346,16 @@ costs! {
         rcu_gp_ns,
         /// Isolating or putting back one page on the LRU under lru_lock.
         lru_page_ns,
+        /// One read of the clock. The worker loop reads it twice per
+        /// operation to time it, on both engines: the simulator charges the
+        /// reads as user time (0 for a machine whose tasks are the kernel's).
+        clock_ns,
+        /// What a busy-wait of a given length (udelay, think time) takes
+        /// beyond that length. Natively it spins on the clock and ends at the
+        /// first read past its end, after one read to start; the simulator
+        /// adds this to every one (0 where a wait stands for exactly that
+        /// much work, as in the kernel).
+        busy_wait_extra_ns,
     }
 }
 
@@ -634,7 +644,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 12 + 13);
+        assert_eq!(keys.len(), 8 + 12 + 15);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

@@ -6,6 +6,8 @@
 //! | atomic | a loop of uncontended `fetch_add` (LOCK XADD) on one line | `cache.atomic_ns` |
 //! | pause | a loop of `spin_loop()` (PAUSE on x86) | `cache.pause_ns` |
 //! | syscall | a loop of getppid(2), which no libc caches | `work.syscall_ns` |
+//! | clock | a loop of the native platform's clock reads (`Instant::now`, the vDSO's clock_gettime) | `work.clock_ns` |
+//! | busy-wait | udelay(2 us) of the native platform (a spin on the clock), each call timed: the median, less the 2 us and the timing's own clock read | `work.busy_wait_extra_ns` |
 //! | ping-pong | two threads pinned to two CPUs advance one counter in turns with CAS; half a round trip moves the line once | `cache.die_ns` |
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
@@ -109,6 +111,10 @@ pub struct Calibration {
     pub atomic: Figure,
     pub pause: Figure,
     pub syscall: Figure,
+    /// ns per clock read.
+    pub clock: Figure,
+    /// ns a busy-wait takes beyond its length.
+    pub busy_wait_extra: Figure,
     /// None on a single CPU.
     pub pingpong: Option<Figure>,
     pub handoff_one_cpu: Figure,
@@ -157,6 +163,9 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let atomic = trials(&mut || Ok(atomic_rmw(plan.ops(2_000_000))))?;
     let pause = trials(&mut || Ok(pause(plan.ops(200_000))))?;
     let syscall = trials(&mut || Ok(syscall(plan.ops(1_000_000))))?;
+    let clock = trials(&mut || Ok(clock(plan.ops(1_000_000))))?;
+    let read_ns = clock.median();
+    let busy_wait_extra = trials(&mut || Ok(busy_wait_extra(plan.ops(50_000), read_ns)))?;
     let pingpong = pair
         .map(|p| trials(&mut || pingpong(p, plan.ops(200_000))))
         .transpose()?;
@@ -215,6 +224,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         atomic,
         pause,
         syscall,
+        clock,
+        busy_wait_extra,
         pingpong,
         handoff_one_cpu,
         jitter,
@@ -312,6 +323,35 @@ fn syscall(ops: u64) -> f64 {
         black_box(unsafe { libc::getppid() });
     }
     per_op(t0.elapsed(), ops)
+}
+
+fn clock(ops: u64) -> f64 {
+    let t0 = Instant::now();
+    for _ in 0..ops {
+        black_box(Native::now_ns());
+    }
+    per_op(t0.elapsed(), ops)
+}
+
+/// The length of the busy-wait [`busy_wait_extra`] times.
+const BUSY_WAIT_NS: u64 = 2_000;
+
+/// What one native udelay([`BUSY_WAIT_NS`]) takes beyond its length: its
+/// first clock read, and the part of the poll that crosses the end. Each
+/// call is timed on its own and the median taken, so an interruption (which
+/// the profile's noise figures charge apart) does not count; less the one
+/// read (`clock_ns`) the timing itself adds between its two stamps.
+fn busy_wait_extra(ops: u64, clock_ns: f64) -> f64 {
+    let mut took: Vec<u64> = (0..ops.max(1))
+        .map(|_| {
+            let t0 = Native::now_ns();
+            Native::udelay(black_box(BUSY_WAIT_NS));
+            Native::now_ns() - t0
+        })
+        .collect();
+    took.sort_unstable();
+    let median = took[took.len() / 2] as f64;
+    (median - BUSY_WAIT_NS as f64 - clock_ns).max(0.0)
 }
 
 /// The CPUs in this process's affinity mask, in id order.
@@ -822,6 +862,19 @@ impl Calibration {
             syscall,
             spread(&self.syscall, "getppid loop"),
         );
+        set(
+            "work.clock_ns",
+            self.clock.median(),
+            spread(&self.clock, "Instant::now loop"),
+        );
+        set(
+            "work.busy_wait_extra_ns",
+            self.busy_wait_extra.median(),
+            spread(
+                &self.busy_wait_extra,
+                "single udelay(2 us) calls (a spin on the clock), the median less 2 us and one clock read",
+            ),
+        );
         if let Some(f) = &self.pingpong {
             let how = spread(f, "CAS ping-pong, half round trip");
             set("cache.die_ns", f.median(), how);
@@ -1104,6 +1157,8 @@ mod tests {
             atomic: figure(7.0),
             pause: figure(30.0),
             syscall: figure(100.0),
+            clock: figure(50.0),
+            busy_wait_extra: figure(120.0),
             pingpong: Some(figure(40.0)),
             handoff_one_cpu: figure(2200.0),
             jitter: figure(250.0),
@@ -1145,6 +1200,7 @@ mod tests {
         assert_eq!(p.work.lru_page_ns, 20.0);
         assert_eq!(p.work.touch_ns, 90.0);
         assert_eq!(p.work.rcu_gp_ns, 8_000_000.0);
+        assert_eq!((p.work.clock_ns, p.work.busy_wait_extra_ns), (50.0, 120.0));
         // 10,000 ns over 10 x 300 + 20 x 300 + 100 x 55 = 14,500 ns at the
         // base's prices: each price x 0.690.
         assert_eq!(

@@ -144,6 +144,9 @@ pub struct Costs {
     pub sched: SchedPs,
     /// One RCU grace period (the profile's `work.rcu_gp_ns`).
     pub rcu_gp: u64,
+    /// What every busy-wait takes beyond its length (the profile's
+    /// `work.busy_wait_extra_ns`).
+    pub busy_wait_extra: u64,
     pub noise: Noise,
 }
 
@@ -191,6 +194,7 @@ impl Kernel {
         let costs = Costs {
             pause: ps(profile.cache.pause_ns),
             rcu_gp: ps(profile.work.rcu_gp_ns),
+            busy_wait_extra: ps(profile.work.busy_wait_extra_ns),
             noise: Noise {
                 interval: ps(s.noise_interval_ns),
                 mean: ps(s.noise_ns),

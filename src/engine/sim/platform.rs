@@ -114,8 +114,23 @@ fn accessed(kind: Access, moved: bool) {
 /// `ns` of kernel work (`user` false) or user work, interruptible where the
 /// preemption model allows.
 fn work(ns: u64, user: bool) {
+    work_ps(ns * 1_000, user);
+}
+
+/// A busy-wait of `ns` (udelay, think time): the work, and what the
+/// machine's busy-waits take beyond their length (a spin on the clock ends
+/// at the first read past its end). Nothing for 0 ns, as natively.
+fn busy_wait(ns: u64, user: bool) {
+    if ns > 0 {
+        let extra = with_kernel(|k| k.costs.busy_wait_extra).unwrap_or(0);
+        work_ps(ns * 1_000 + extra, user);
+    }
+}
+
+/// As [`work`], in picoseconds.
+fn work_ps(ps: u64, user: bool) {
     // The work and what interruptions of its CPU take from it.
-    let Some(mut left) = with_kernel(|k| k.interrupted(ns * 1_000)) else {
+    let Some(mut left) = with_kernel(|k| k.interrupted(ps)) else {
         return;
     };
     while left > 0 {
@@ -205,11 +220,11 @@ impl Platform for Sim {
     }
 
     fn udelay(ns: u64) {
-        work(ns, false);
+        busy_wait(ns, false);
     }
 
     fn user_work(ns: u64) {
-        work(ns, true);
+        busy_wait(ns, true);
     }
 
     fn charge(ns: u64) {
@@ -593,5 +608,29 @@ mod tests {
             (ms - 11.0).abs() < 0.3,
             "with noise the work took {ms:.3} ms, not about 11"
         );
+    }
+
+    /// A busy-wait takes the profile's extra beyond its length, once per
+    /// call; a charge of real work takes exactly its length; a busy-wait of
+    /// 0 ns takes nothing, as natively (the spin returns before its first
+    /// clock read).
+    #[test]
+    fn a_busy_wait_overshoots_by_the_profiles_extra_and_a_charge_does_not() {
+        let mut p = profile();
+        p.work.busy_wait_extra_ns = 150.0;
+        let took_ns = |body: Body<'static>| run_one(&p, body).at_ps / 1_000;
+        assert_eq!(
+            took_ns(Box::new(|| (0..10).for_each(|_| Sim::udelay(1_000)))),
+            10 * 1_150
+        );
+        assert_eq!(
+            took_ns(Box::new(|| (0..10).for_each(|_| Sim::user_work(1_000)))),
+            10 * 1_150
+        );
+        assert_eq!(
+            took_ns(Box::new(|| (0..10).for_each(|_| Sim::charge(1_000)))),
+            10_000
+        );
+        assert_eq!(took_ns(Box::new(|| Sim::udelay(0))), 0);
     }
 }

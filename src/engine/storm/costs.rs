@@ -27,6 +27,7 @@ pub struct Costs {
     pub swapin: u64,
     pub touch: u64,
     pub lru_page: u64,
+    pub clock: u64,
 }
 
 impl Costs {
@@ -45,6 +46,7 @@ impl Costs {
             swapin: ns(w.swapin_ns),
             touch: ns(w.touch_ns),
             lru_page: ns(w.lru_page_ns),
+            clock: ns(w.clock_ns),
         }
     }
 
