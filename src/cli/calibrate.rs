@@ -147,6 +147,11 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "udelay(2 us), a spin on the clock, beyond its 2 us -> work.busy_wait_extra_ns".into(),
         ),
         (
+            "sched_yield",
+            Some(cal.sched_yield.clone()),
+            "sched_yield(2) with nothing else to run on its CPU -> sched.yield_ns".into(),
+        ),
+        (
             "line_pingpong",
             two(&cal.pingpong),
             "half a CAS round trip between 2 CPUs -> cache.die_ns".into(),

@@ -7,6 +7,7 @@
 //! | pause | a loop of `spin_loop()` (PAUSE on x86) | `cache.pause_ns` |
 //! | syscall | a loop of getppid(2), which no libc caches | `work.syscall_ns` |
 //! | clock | a loop of the native platform's clock reads (`Instant::now`, the vDSO's clock_gettime) | `work.clock_ns` |
+//! | yield | a loop of sched_yield(2) (`std::thread::yield_now`) on a thread pinned to the first CPU, where nothing else of this process runs: the call with no switch | `sched.yield_ns` |
 //! | busy-wait | udelay(2 us) of the native platform (a spin on the clock), each call timed: the median, less the 2 us and the timing's own clock read | `work.busy_wait_extra_ns` |
 //! | ping-pong | two threads pinned to two CPUs advance one counter in turns with CAS; half a round trip moves the line once | `cache.die_ns` |
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
@@ -115,6 +116,8 @@ pub struct Calibration {
     pub clock: Figure,
     /// ns a busy-wait takes beyond its length.
     pub busy_wait_extra: Figure,
+    /// ns per sched_yield() that finds nothing else to run.
+    pub sched_yield: Figure,
     /// None on a single CPU.
     pub pingpong: Option<Figure>,
     pub handoff_one_cpu: Figure,
@@ -166,6 +169,7 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     let clock = trials(&mut || Ok(clock(plan.ops(1_000_000))))?;
     let read_ns = clock.median();
     let busy_wait_extra = trials(&mut || Ok(busy_wait_extra(plan.ops(50_000), read_ns)))?;
+    let sched_yield = trials(&mut || sched_yield(cpus[0], plan.ops(500_000)))?;
     let pingpong = pair
         .map(|p| trials(&mut || pingpong(p, plan.ops(200_000))))
         .transpose()?;
@@ -226,6 +230,7 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         syscall,
         clock,
         busy_wait_extra,
+        sched_yield,
         pingpong,
         handoff_one_cpu,
         jitter,
@@ -331,6 +336,25 @@ fn clock(ops: u64) -> f64 {
         black_box(Native::now_ns());
     }
     per_op(t0.elapsed(), ops)
+}
+
+/// ns per sched_yield() of a thread pinned to `cpu`: with no other thread of
+/// this process there, the call returns without a switch, so this is the
+/// syscall and the scheduler's pass alone.
+fn sched_yield(cpu: usize, ops: u64) -> Result<f64> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pin_current_thread(cpu)
+                .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
+            let t0 = Instant::now();
+            for _ in 0..ops {
+                std::thread::yield_now();
+            }
+            Ok(per_op(t0.elapsed(), ops))
+        })
+        .join()
+        .expect("the yield thread does not panic")
+    })
 }
 
 /// The length of the busy-wait [`busy_wait_extra`] times.
@@ -875,6 +899,14 @@ impl Calibration {
                 "single udelay(2 us) calls (a spin on the clock), the median less 2 us and one clock read",
             ),
         );
+        set(
+            "sched.yield_ns",
+            self.sched_yield.median(),
+            spread(
+                &self.sched_yield,
+                "sched_yield loop on one CPU with nothing else to run",
+            ),
+        );
         if let Some(f) = &self.pingpong {
             let how = spread(f, "CAS ping-pong, half round trip");
             set("cache.die_ns", f.median(), how);
@@ -1159,6 +1191,7 @@ mod tests {
             syscall: figure(100.0),
             clock: figure(50.0),
             busy_wait_extra: figure(120.0),
+            sched_yield: figure(300.0),
             pingpong: Some(figure(40.0)),
             handoff_one_cpu: figure(2200.0),
             jitter: figure(250.0),
@@ -1201,6 +1234,7 @@ mod tests {
         assert_eq!(p.work.touch_ns, 90.0);
         assert_eq!(p.work.rcu_gp_ns, 8_000_000.0);
         assert_eq!((p.work.clock_ns, p.work.busy_wait_extra_ns), (50.0, 120.0));
+        assert_eq!(p.sched.yield_ns, 300.0);
         // 10,000 ns over 10 x 300 + 20 x 300 + 100 x 55 = 14,500 ns at the
         // base's prices: each price x 0.690.
         assert_eq!(

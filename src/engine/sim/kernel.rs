@@ -204,6 +204,7 @@ impl Kernel {
                 wakeup: ps(s.wakeup_ns),
                 wakeup_idle: ps(s.wakeup_idle_ns),
                 wakeup_ipi: ps(s.wakeup_ipi_ns),
+                sched_yield: ps(s.yield_ns),
                 jitter: ps(s.jitter_ns),
                 tick: ps(s.tick_ns).max(1),
                 latency: ps(s.sched_latency_ns),

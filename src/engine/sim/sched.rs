@@ -116,6 +116,8 @@ pub struct SchedPs {
     pub wakeup: u64,
     pub wakeup_idle: u64,
     pub wakeup_ipi: u64,
+    /// A sched_yield() call, switch or not (the profile's `sched.yield_ns`).
+    pub sched_yield: u64,
     /// The scale of the exponential tail of each latency (0: constant).
     pub jitter: u64,
     pub tick: u64,
@@ -326,6 +328,7 @@ mod tests {
             wakeup: 1,
             wakeup_idle: 1,
             wakeup_ipi: 1,
+            sched_yield: 0,
             jitter: 0,
             tick: 4_000,
             latency: 24_000,
