@@ -20,8 +20,9 @@
 //!   move V by more than its own lag (place_entity); with a fresh request.
 //!   An empty queue places it at its reference time.
 //! - sched_yield() forfeits the rest of an eligible thread's request: its
-//!   runtime jumps to its deadline, a slice further on (yield_task_fair
-//!   after 79104becf42b, 6.18 and the 6.12.y stable line).
+//!   runtime jumps to its deadline, a slice further on; an ineligible
+//!   thread's yield changes neither (yield_task_fair after 79104becf42b,
+//!   6.18 and the 6.12.y stable line).
 //! - DELAY_DEQUEUE (6.12 on): a thread that blocks ahead of V stays in its
 //!   queue, counted in V, until the pick meets it (then it leaves with the
 //!   lag it has by then) or it is woken: then it is runnable again where it
@@ -75,14 +76,17 @@ pub fn keeps_cpu(vruntime: u64, deadline: u64, avg: u64, best: Option<(u64, u64)
 }
 
 /// sched_yield() by a thread at (`vruntime`, `deadline`) of a queue whose V
-/// (it counted) is `avg`: (virtual runtime, deadline) after it.
+/// (it counted) is `avg`: (virtual runtime, deadline) after it. An eligible
+/// thread forfeits the rest of its request; an ineligible one keeps both,
+/// as yield_task_fair has since 79104becf42b (before it, every yield pushed
+/// the deadline a slice on and left the runtime alone).
 pub fn yielded(vruntime: u64, deadline: u64, avg: u64, base_slice: u64) -> (u64, u64) {
-    let vruntime = if vruntime <= avg {
-        vruntime.max(deadline)
+    if vruntime <= avg {
+        let vruntime = vruntime.max(deadline);
+        (vruntime, vruntime + base_slice)
     } else {
-        vruntime
-    };
-    (vruntime, deadline.max(vruntime) + base_slice)
+        (vruntime, deadline)
+    }
 }
 
 #[cfg(test)]
@@ -138,8 +142,8 @@ mod tests {
         assert_eq!(yielded(100, 300, 150, 200), (300, 500));
         assert_eq!(
             yielded(200, 300, 150, 200),
-            (200, 500),
-            "ineligible: deadline only"
+            (200, 300),
+            "ineligible: nothing changes"
         );
     }
 }
