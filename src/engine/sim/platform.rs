@@ -642,7 +642,7 @@ mod tests {
     /// whether or not it switches; two threads yielding to each other on one
     /// CPU pay that and a switch for every yield (the partner is still there
     /// at each), and one more when the first to finish exits (natively here
-    /// such a ping-pong took 1.01-1.03 us a yield, against 248-293 ns for
+    /// such a ping-pong took 1.01-1.03 us a yield, against 222-293 ns for
     /// the call alone and 717-810 ns for a switch, measured apart).
     #[test]
     fn a_yield_costs_the_call_and_a_switch_on_top_when_it_switches() {
