@@ -267,36 +267,43 @@ struct NoiseTrial {
 
 /// Spin `span_ns` on `cpu` reading the clock, and count the gaps.
 fn noise(cpu: usize, span_ns: u64) -> Result<NoiseTrial> {
+    on_cpu(cpu, || {
+        let origin = Instant::now();
+        let now = || origin.elapsed().as_nanos() as u64;
+        let start = now();
+        let (mut last, mut gaps, mut stolen) = (start, 0u64, 0u64);
+        let end = start + span_ns;
+        while last < end {
+            let t = now();
+            if t - last > NOISE_GAP_NS {
+                gaps += 1;
+                stolen += t - last;
+            }
+            last = t;
+        }
+        // The gaps lie inside the loop's time, so this cannot underflow.
+        let quiet = (last - start - stolen) as f64;
+        NoiseTrial {
+            interval_ns: quiet / gaps.max(1) as f64,
+            mean_ns: if gaps == 0 {
+                0.0
+            } else {
+                stolen as f64 / gaps as f64
+            },
+        }
+    })
+}
+
+/// Run `f` on a thread of its own pinned to `cpu`, and return what it gives.
+fn on_cpu<T: Send>(cpu: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
     std::thread::scope(|s| {
         s.spawn(|| {
             pin_current_thread(cpu)
                 .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
-            let origin = Instant::now();
-            let now = || origin.elapsed().as_nanos() as u64;
-            let start = now();
-            let (mut last, mut gaps, mut stolen) = (start, 0u64, 0u64);
-            let end = start + span_ns;
-            while last < end {
-                let t = now();
-                if t - last > NOISE_GAP_NS {
-                    gaps += 1;
-                    stolen += t - last;
-                }
-                last = t;
-            }
-            // The gaps lie inside the loop's time, so this cannot underflow.
-            let quiet = (last - start - stolen) as f64;
-            Ok(NoiseTrial {
-                interval_ns: quiet / gaps.max(1) as f64,
-                mean_ns: if gaps == 0 {
-                    0.0
-                } else {
-                    stolen as f64 / gaps as f64
-                },
-            })
+            Ok(f())
         })
         .join()
-        .expect("the noise thread does not panic")
+        .expect("a calibration thread does not panic")
     })
 }
 
@@ -342,18 +349,12 @@ fn clock(ops: u64) -> f64 {
 /// this process there, the call returns without a switch, so this is the
 /// syscall and the scheduler's pass alone.
 fn sched_yield(cpu: usize, ops: u64) -> Result<f64> {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            pin_current_thread(cpu)
-                .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
-            let t0 = Instant::now();
-            for _ in 0..ops {
-                std::thread::yield_now();
-            }
-            Ok(per_op(t0.elapsed(), ops))
-        })
-        .join()
-        .expect("the yield thread does not panic")
+    on_cpu(cpu, || {
+        let t0 = Instant::now();
+        for _ in 0..ops {
+            std::thread::yield_now();
+        }
+        per_op(t0.elapsed(), ops)
     })
 }
 
