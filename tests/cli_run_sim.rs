@@ -175,6 +175,64 @@ fn voluntary_preemption_storms_where_none_does_not() {
     );
 }
 
+/// `--sched-trace` writes one sched_switch line per switch the run counted:
+/// every line parses as the tracepoint prints it, each CPU's times never go
+/// back, and the lines of a worker leaving its CPU (not by exiting) add up
+/// to the report's voluntary and involuntary switches (the report counts them per thread, the trace per
+/// CPU: two ledgers of one schedule).
+#[test]
+fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sched.txt");
+    let (_, r) = run_json(&[
+        "models/synchro.toml",
+        "--cpus",
+        "2",
+        "--threads",
+        "2",
+        "--pin",
+        "0-1",
+        "--preempt",
+        "user",
+        "--lock",
+        "spinlock",
+        "--duration",
+        "20ms",
+        "--sched-trace",
+        trace.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut last = [0.0f64; 2];
+    let (mut from_workers, mut lines) = (0u64, 0u64);
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        lines += 1;
+        let (head, event) = line.split_once(": sched_switch: ").expect(line);
+        let fields: Vec<&str> = head.split_whitespace().collect();
+        let cpu: usize = fields[1].trim_matches(['[', ']']).parse().expect(line);
+        let at: f64 = fields[3].parse().expect(line);
+        assert!(at >= last[cpu], "CPU {cpu} went back in time: {line}");
+        last[cpu] = at;
+        let prev = event.split_whitespace().next().unwrap();
+        assert!(event.contains(" ==> next_comm="), "{line}");
+        // A worker's exit switches too, after its counters were read.
+        if !prev.starts_with("prev_comm=swapper/") && !event.contains("prev_state=X") {
+            from_workers += 1;
+            let known = ["monitor-", "mprotect-", "munmap-"];
+            assert!(known.iter().any(|k| prev.contains(k)), "{line}");
+        }
+    }
+    let counted =
+        (r.ctx_switches.voluntary_per_s + r.ctx_switches.involuntary_per_s) * r.duration_s;
+    assert!(
+        lines > 1_000,
+        "preempted ticket holders make a yield storm: {lines} lines"
+    );
+    assert!(
+        (from_workers as f64 - counted).abs() < 0.5,
+        "trace {from_workers} switches, report {counted}"
+    );
+}
+
 #[test]
 fn bad_simulator_input_is_one_line_exit_2_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -245,6 +303,10 @@ fn bad_simulator_input_is_one_line_exit_2_and_nothing_written() {
         (
             vec!["--engine", "sim", "--machine", &nan],
             format!("{nan}: work.fault_ns: NaN is not finite"),
+        ),
+        (
+            vec!["--sched-trace", j],
+            "--sched-trace: only with --engine sim".into(),
         ),
     ];
     for (args, want) in &cases {

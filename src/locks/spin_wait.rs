@@ -166,7 +166,9 @@ mod tests {
 
     #[test]
     fn the_clock_is_read_after_polls_1_2_4_8_then_every_16th() {
-        let read: Vec<u64> = (1..=64).filter(|&p| reads_clock_after(p, 16, false)).collect();
+        let read: Vec<u64> = (1..=64)
+            .filter(|&p| reads_clock_after(p, 16, false))
+            .collect();
         assert_eq!(read, [1, 2, 4, 8, 16, 32, 48, 64]);
         // A free clock is read after every poll.
         assert!((1..100).all(|p| reads_clock_after(p, 1, false)));

@@ -19,6 +19,7 @@ use super::eevdf;
 use super::events::Events;
 use super::noise::Noise;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
+use super::trace::{PrevState, SchedTrace, Switch};
 use crate::engine::cpus::CpuList;
 use crate::locks::platform::{ParkToken, UnparkToken};
 use crate::model::machine::{LineService, MachineProfile, SchedPolicy};
@@ -174,6 +175,8 @@ pub struct Kernel {
     /// After the run: every operation applies at once and nothing suspends.
     pub teardown: bool,
     pub counters: Counters,
+    /// Every switch, when asked for ([`Kernel::record_switches`]).
+    pub trace: Option<SchedTrace>,
 }
 
 impl Kernel {
@@ -254,6 +257,7 @@ impl Kernel {
             seq: 0,
             teardown: false,
             counters: Counters::default(),
+            trace: None,
         };
         for tid in 0..threads as u32 {
             let cpu = k.threads[tid as usize].cpu;
@@ -264,6 +268,30 @@ impl Kernel {
             }
         }
         k
+    }
+
+    /// Record every context switch from now on ([`SchedTrace`]).
+    pub fn record_switches(&mut self) {
+        self.trace = Some(SchedTrace::default());
+    }
+
+    fn trace_switch(
+        &mut self,
+        at: u64,
+        cpu: usize,
+        prev: Option<u32>,
+        state: PrevState,
+        next: Option<u32>,
+    ) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push(Switch {
+                at_ps: at,
+                cpu: cpu as u32,
+                prev,
+                state,
+                next,
+            });
+        }
     }
 
     pub fn threads(&self) -> &[Thread] {
@@ -575,11 +603,30 @@ impl Kernel {
         }
     }
 
-    /// sched_yield(): to the back of the queue if anyone waits.
+    /// sched_yield(): to the back of the queue if anyone waits. Under EEVDF
+    /// the yielder forfeits first, and the pick that follows counts it: if
+    /// it is still the eligible thread with the earliest deadline, it runs
+    /// on without a switch.
     pub fn yield_now(&mut self) -> Suspend {
         let cpu = self.cpu();
         if self.teardown || self.cpus[cpu].queued() == 0 {
             return Suspend::No;
+        }
+        if self.costs.sched.policy == SchedPolicy::Eevdf {
+            let (me, now) = (self.current, self.now());
+            self.account_run(cpu, me, now);
+            self.cpus[cpu].exec_start = now;
+            let sched = self.costs.sched;
+            let t = &self.threads[me as usize];
+            let avg = self.cpus[cpu]
+                .avg_vruntime(Some(t.vruntime))
+                .expect("a thread runs");
+            let t = &mut self.threads[me as usize];
+            (t.vruntime, t.deadline) =
+                eevdf::yielded(t.vruntime, t.deadline, avg, sched.base_slice);
+            if self.keeps_cpu(cpu, now) {
+                return Suspend::No;
+            }
         }
         self.switch_out(Leave::Yielded);
         Suspend::Yes
@@ -712,6 +759,7 @@ impl Kernel {
             cpu
         };
         if self.cpus[cpu].current.is_none() {
+            self.trace_switch(at, cpu, None, PrevState::Runnable, Some(tid));
             let latency = self.latency(self.costs.sched.wakeup_idle);
             self.dispatch(cpu, tid, at + latency);
             return Some(cpu);
@@ -968,11 +1016,8 @@ impl Kernel {
                 }
             }
             Leave::Preempted => t.nivcsw += 1,
-            Leave::Yielded if eevdf => {
-                t.nivcsw += 1;
-                (t.vruntime, t.deadline) =
-                    eevdf::yielded(t.vruntime, t.deadline, with_me, sched.base_slice);
-            }
+            // EEVDF's forfeit was taken in `yield_now`.
+            Leave::Yielded if eevdf => t.nivcsw += 1,
             Leave::Yielded => {
                 t.nivcsw += 1;
                 t.vruntime = t.vruntime.max(queued_max.unwrap_or(0));
@@ -1000,6 +1045,10 @@ impl Kernel {
         }
         // Nobody else wanted the CPU: the thread that left gets it back.
         let next = next.or_else(|| self.pick_next(cpu, None));
+        // The thread picked again made no switch (schedule() traces none).
+        if next.is_none_or(|(_, tid)| tid != me) {
+            self.trace_switch(now, cpu, Some(me), why.state(), next.map(|(_, tid)| tid));
+        }
         match next {
             Some((_, tid)) => {
                 let latency = self.latency(self.costs.sched.ctx_switch);
@@ -1072,4 +1121,15 @@ enum Leave {
     Preempted,
     Yielded,
     Exited,
+}
+
+impl Leave {
+    /// How the sched_switch tracepoint prints it.
+    fn state(self) -> PrevState {
+        match self {
+            Leave::Blocked => PrevState::Blocked,
+            Leave::Preempted | Leave::Yielded => PrevState::Runnable,
+            Leave::Exited => PrevState::Dead,
+        }
+    }
 }

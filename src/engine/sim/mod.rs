@@ -26,6 +26,7 @@ pub mod platform;
 pub mod run;
 pub mod sched;
 pub mod storm;
+pub mod trace;
 
 pub use platform::Sim;
 pub use sched::Preempt;

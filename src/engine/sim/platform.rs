@@ -657,4 +657,30 @@ mod tests {
         assert_eq!(switches, 20, "each yield hands the CPU over");
         assert_eq!(ended.at_ps / 1_000, 20 * 300 + 21 * 1_000);
     }
+
+    /// EEVDF's pick after a yield considers the yielder too (pick_eevdf
+    /// looks at the current entity): one that is still eligible after
+    /// forfeiting its request, with the earliest deadline, runs on without
+    /// a switch. Thread 0 runs to the first tick (4 ms, slice 1 ms: runtime 4
+    /// ms, deadline 5 ms); thread 1, at 0 ms, forfeits 1 ms a yield: after
+    /// yields 1-4 (runtime 1-4 ms, V 2.5-4 ms, deadlines up to 5 ms) it is
+    /// still the pick; the fifth puts it ahead of V and hands the CPU over.
+    #[test]
+    fn an_eevdf_yielder_still_the_pick_keeps_its_cpu() {
+        let switches = |yields: usize| {
+            let mut p = profile();
+            p.sched.policy = SchedPolicy::Eevdf;
+            p.sched.base_slice_ns = 1e6;
+            p.sched.tick_ns = 4e6;
+            p.sched.noise_interval_ns = 0.0;
+            let bodies: Vec<Body<'static>> = vec![
+                Box::new(|| Sim::user_work(8_000_000)),
+                Box::new(move || (0..yields).for_each(|_| Sim::yield_now())),
+            ];
+            let ended = run_on(Kernel::new(&p, 1, Preempt::User, 2, None, 1), bodies);
+            ended.threads[1].nivcsw
+        };
+        assert_eq!(switches(4), 0, "still eligible with the earliest deadline");
+        assert_eq!(switches(5), 1, "ahead of V");
+    }
 }

@@ -13,6 +13,7 @@
 
 use super::kernel::{Counters, Kernel, State};
 use super::platform;
+use super::trace::SchedTrace;
 use crate::locks::stats::ThreadStats;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -42,7 +43,7 @@ pub struct Timers<'a> {
 }
 
 /// How a run ended.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Ended {
     /// Virtual time of the last event run, picoseconds.
     pub at_ps: u64,
@@ -60,6 +61,8 @@ pub struct Ended {
     pub threads: Vec<ThreadEnd>,
     /// Lines the run touched.
     pub lines: usize,
+    /// Its context switches, if the kernel recorded them.
+    pub trace: Option<SchedTrace>,
 }
 
 /// One thread's machine-level figures.
@@ -139,7 +142,8 @@ pub fn run(
             }
         }
     });
-    let k = kernel.into_inner();
+    let mut k = kernel.into_inner();
+    let trace = k.trace.take();
     let threads = k.threads();
     Ended {
         at_ps: last,
@@ -157,6 +161,7 @@ pub fn run(
             })
             .collect(),
         lines: k.lines_touched(),
+        trace,
     }
 }
 

@@ -30,18 +30,37 @@ use std::time::Duration;
 /// Run `cfg` on the machine `spec`.
 pub fn run(cfg: &RunConfig, spec: &SimSpec) -> Result<RunReport> {
     let (rmap_kind, _) = cfg.kinds();
-    rmap_kind.dispatch::<Sim, _>(SimStorm { cfg, spec })
+    let (report, _) = rmap_kind.dispatch::<Sim, _>(SimStorm {
+        cfg,
+        spec,
+        trace: false,
+    })?;
+    Ok(report)
+}
+
+/// As [`run`], with the run's context switches as the sched_switch
+/// tracepoint prints them ([`super::trace`]).
+pub fn run_traced(cfg: &RunConfig, spec: &SimSpec) -> Result<(RunReport, String)> {
+    let (rmap_kind, _) = cfg.kinds();
+    let (report, trace) = rmap_kind.dispatch::<Sim, _>(SimStorm {
+        cfg,
+        spec,
+        trace: true,
+    })?;
+    Ok((report, trace.unwrap_or_default()))
 }
 
 struct SimStorm<'a> {
     cfg: &'a RunConfig,
     spec: &'a SimSpec,
+    /// Record the switches, and return them as text.
+    trace: bool,
 }
 
 impl LockVisitor for SimStorm<'_> {
-    type Output = Result<RunReport>;
+    type Output = Result<(RunReport, Option<String>)>;
 
-    fn visit<L: RawRwLock + KindInfo>(self) -> Result<RunReport> {
+    fn visit<L: RawRwLock + KindInfo>(self) -> Self::Output {
         let (cfg, spec) = (self.cfg, self.spec);
         let costs = Costs::of(&spec.machine.work);
         let ctx = Ctx::<L>::build(&cfg.model, cfg.kinds().1, costs, spec.cpus);
@@ -58,7 +77,7 @@ impl LockVisitor for SimStorm<'_> {
                 Box::new(move || work(ctx, &mut w.borrow_mut(), done)) as Body<'_>
             })
             .collect();
-        let kernel = Kernel::new(
+        let mut kernel = Kernel::new(
             &spec.machine,
             spec.cpus,
             spec.preempt,
@@ -66,6 +85,13 @@ impl LockVisitor for SimStorm<'_> {
             cfg.pin.as_ref(),
             cfg.seed,
         );
+        if self.trace {
+            kernel.record_switches();
+        }
+        let names: Vec<String> = plan
+            .iter()
+            .map(|p| format!("{}-{}", p.role, p.nth))
+            .collect();
         let mut stats: Vec<ThreadStats> = plan.iter().map(|_| ThreadStats::default()).collect();
         let window = window_for(cfg.duration);
         let mut monitor = Monitor::new(window, spec.cpus, plan.iter().map(|p| p.role), &done);
@@ -77,7 +103,8 @@ impl LockVisitor for SimStorm<'_> {
             on_stop: Box::new(|| ctx.stop.store(true, Relaxed)),
             cut_off_ps: 2 * duration_ps,
         };
-        let ended = run::run(kernel, bodies, &mut stats, timers);
+        let mut ended = run::run(kernel, bodies, &mut stats, timers);
+        let trace = ended.trace.take().map(|t| t.to_ftrace(&names, spec.cpus));
         let mut progress = monitor.progress;
         progress.watchdog_fired = ended.cut_off || ended.unfinished > 0;
         let threads: Vec<ThreadRecord> = workers
@@ -116,7 +143,7 @@ impl LockVisitor for SimStorm<'_> {
         let secs = cfg.duration.as_secs_f64();
         let mut report = summary::report(meta, &threads, progress, secs);
         report.sim = Some(sim_report(spec, &ended));
-        Ok(report)
+        Ok((report, trace))
     }
 }
 
