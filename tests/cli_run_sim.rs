@@ -178,8 +178,8 @@ fn voluntary_preemption_storms_where_none_does_not() {
 /// `--sched-trace` writes one sched_switch line per switch the run counted:
 /// every line parses as the tracepoint prints it, each CPU's times never go
 /// back, and the lines of a worker leaving its CPU (not by exiting) add up
-/// to the report's voluntary and involuntary switches (the report counts them per thread, the trace per
-/// CPU: two ledgers of one schedule).
+/// to the report's voluntary and involuntary switches (the report counts
+/// them per thread, the trace per CPU: two ledgers of one schedule).
 #[test]
 fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
     let dir = tempfile::tempdir().unwrap();

@@ -32,8 +32,9 @@
 //! later and noted the 16 us of its spin: synchro's mmap_lock showed 21% of
 //! the thread time waiting on one CPU, 97% once read), while a yield costs
 //! about eight clock reads (222 against 29 ns on the test machine,
-//! `rmap-storm calibrate`). Noting the grant is one thread-local push ([`stats::note_grant`]);
-//! counting and the histogram insert come after the release.
+//! `rmap-storm calibrate`). Noting the grant is one thread-local push
+//! ([`stats::note_grant`]); counting and the histogram insert come after the
+//! release.
 
 use super::platform::Platform;
 use super::stats::{self, Event};

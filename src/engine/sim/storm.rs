@@ -29,25 +29,19 @@ use std::time::Duration;
 
 /// Run `cfg` on the machine `spec`.
 pub fn run(cfg: &RunConfig, spec: &SimSpec) -> Result<RunReport> {
-    let (rmap_kind, _) = cfg.kinds();
-    let (report, _) = rmap_kind.dispatch::<Sim, _>(SimStorm {
-        cfg,
-        spec,
-        trace: false,
-    })?;
-    Ok(report)
+    Ok(storm(cfg, spec, false)?.0)
 }
 
 /// As [`run`], with the run's context switches as the sched_switch
 /// tracepoint prints them ([`super::trace`]).
 pub fn run_traced(cfg: &RunConfig, spec: &SimSpec) -> Result<(RunReport, String)> {
-    let (rmap_kind, _) = cfg.kinds();
-    let (report, trace) = rmap_kind.dispatch::<Sim, _>(SimStorm {
-        cfg,
-        spec,
-        trace: true,
-    })?;
+    let (report, trace) = storm(cfg, spec, true)?;
     Ok((report, trace.unwrap_or_default()))
+}
+
+fn storm(cfg: &RunConfig, spec: &SimSpec, trace: bool) -> Result<(RunReport, Option<String>)> {
+    let (rmap_kind, _) = cfg.kinds();
+    rmap_kind.dispatch::<Sim, _>(SimStorm { cfg, spec, trace })
 }
 
 struct SimStorm<'a> {
@@ -88,10 +82,6 @@ impl LockVisitor for SimStorm<'_> {
         if self.trace {
             kernel.record_switches();
         }
-        let names: Vec<String> = plan
-            .iter()
-            .map(|p| format!("{}-{}", p.role, p.nth))
-            .collect();
         let mut stats: Vec<ThreadStats> = plan.iter().map(|_| ThreadStats::default()).collect();
         let window = window_for(cfg.duration);
         let mut monitor = Monitor::new(window, spec.cpus, plan.iter().map(|p| p.role), &done);
@@ -104,7 +94,13 @@ impl LockVisitor for SimStorm<'_> {
             cut_off_ps: 2 * duration_ps,
         };
         let mut ended = run::run(kernel, bodies, &mut stats, timers);
-        let trace = ended.trace.take().map(|t| t.to_ftrace(&names, spec.cpus));
+        let trace = ended.trace.take().map(|t| {
+            let names: Vec<String> = plan
+                .iter()
+                .map(|p| format!("{}-{}", p.role, p.nth))
+                .collect();
+            t.to_ftrace(&names, spec.cpus)
+        });
         let mut progress = monitor.progress;
         progress.watchdog_fired = ended.cut_off || ended.unfinished > 0;
         let threads: Vec<ThreadRecord> = workers

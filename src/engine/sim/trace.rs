@@ -16,6 +16,7 @@
 //! seconds to the microsecond, as ftrace prints them. Simulated thread i
 //! has pid 1 + i and the native engine's thread name (`monitor-0`).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Why a thread left its CPU, as `prev_state` prints it.
@@ -71,8 +72,8 @@ impl SchedTrace {
         );
         let _ = writeln!(out, "#           TASK-PID     CPU#  TIMESTAMP  FUNCTION");
         let task = |t: Option<u32>, cpu: u32| match t {
-            Some(t) => (names[t as usize].as_str().to_owned(), t + 1),
-            None => (format!("swapper/{cpu}"), 0),
+            Some(t) => (Cow::Borrowed(names[t as usize].as_str()), t + 1),
+            None => (Cow::Owned(format!("swapper/{cpu}")), 0),
         };
         for s in &self.switches {
             let (prev, prev_pid) = task(s.prev, s.cpu);
