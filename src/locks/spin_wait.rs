@@ -25,8 +25,8 @@
 //! doubled the poll period and with it the time a waiter takes to see a
 //! release). The wait noted at the grant is the last reading, extrapolated
 //! over the polls since at the rate measured up to it, so it is exact to a
-//! few polls; with a free clock (the simulator reads it every poll) it is
-//! exact. A waiter that yields reads the clock after every yield: the time
+//! few polls (the simulator's clock costs what the profile says, so it
+//! reads as rarely). A waiter that yields reads the clock after every yield: the time
 //! it spent switched out is no poll's worth, and the extrapolation would drop
 //! it (natively a ticket waiter yielded once, came back to its turn 60 us
 //! later and noted the 16 us of its spin: synchro's mmap_lock showed 21% of
@@ -171,7 +171,7 @@ mod tests {
             .filter(|&p| reads_clock_after(p, 16, false))
             .collect();
         assert_eq!(read, [1, 2, 4, 8, 16, 32, 48, 64]);
-        // A free clock is read after every poll.
+        // A platform that says 1 reads after every poll.
         assert!((1..100).all(|p| reads_clock_after(p, 1, false)));
         // So is any clock once the waiter yields: its time switched out is
         // no poll's worth, and extrapolating would drop it.

@@ -148,6 +148,9 @@ pub struct Costs {
     /// What every busy-wait takes beyond its length (the profile's
     /// `work.busy_wait_extra_ns`).
     pub busy_wait_extra: u64,
+    /// One read of the clock (the profile's `work.clock_ns`): the lock code
+    /// and the storm time themselves, natively at this price.
+    pub clock: u64,
     pub noise: Noise,
 }
 
@@ -198,6 +201,7 @@ impl Kernel {
             pause: ps(profile.cache.pause_ns),
             rcu_gp: ps(profile.work.rcu_gp_ns),
             busy_wait_extra: ps(profile.work.busy_wait_extra_ns),
+            clock: ps(profile.work.clock_ns),
             noise: Noise {
                 interval: ps(s.noise_interval_ns),
                 mean: ps(s.noise_ns),

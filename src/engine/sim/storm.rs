@@ -146,12 +146,11 @@ impl LockVisitor for SimStorm<'_> {
 /// One simulated worker's life: operate, time it in virtual time, count it,
 /// return to user space (a preemption point), think; until the stop. The
 /// two clock reads that time an operation cost what the profile's
-/// `work.clock_ns` says, as the native loop's do (outside the latency).
+/// `work.clock_ns` says, as the native loop's do (the platform's clock).
 /// (`L`'s platform is [`Sim`]: the only one [`run`] dispatches to.)
 fn work<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker, done: &Cell<u64>) {
     type P<L> = <L as RawRwLock>::Platform;
     let think_ns = w.spec(ctx).think_us * 1_000;
-    let clock_reads_ns = 2 * ctx.world.costs.clock;
     let role = w.role;
     while !ctx.stop.load(Relaxed) {
         let t0 = P::<L>::now_ns();
@@ -159,7 +158,6 @@ fn work<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker, done: &Cell<u64>) {
         if w.local.note(outcome, P::<L>::now_ns() - t0) {
             done.set(done.get() + 1);
         }
-        P::<L>::charge_user(clock_reads_ns);
         P::<L>::return_to_user();
         P::<L>::user_work(think_ns);
     }

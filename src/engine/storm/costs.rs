@@ -27,7 +27,6 @@ pub struct Costs {
     pub swapin: u64,
     pub touch: u64,
     pub lru_page: u64,
-    pub clock: u64,
 }
 
 impl Costs {
@@ -46,7 +45,6 @@ impl Costs {
             swapin: ns(w.swapin_ns),
             touch: ns(w.touch_ns),
             lru_page: ns(w.lru_page_ns),
-            clock: ns(w.clock_ns),
         }
     }
 
