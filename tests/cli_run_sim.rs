@@ -183,12 +183,35 @@ fn voluntary_preemption_storms_where_none_does_not() {
 }
 
 /// `--sched-trace` writes one sched_switch line per switch the run counted:
-/// every line parses as the tracepoint prints it, each CPU's times never go
-/// back, and the lines of a worker leaving its CPU (not by exiting) add up
+/// every line parses as the tracepoint prints it, the lines are in time
+/// order as ftrace merges its CPUs' buffers (a wake-up of an idle CPU is
+/// recorded when sent and printed where it lands), and the lines of a worker leaving its CPU (not by exiting) add up
 /// to the report's voluntary and involuntary switches (the report counts
 /// them per thread, the trace per CPU: two ledgers of one schedule).
 #[test]
 fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
+    // The ticket lock: preempted holders make a yield storm. The percpu
+    // rwsem: waiters sleep, and idle CPUs are woken.
+    let spin = sched_trace_of("spinlock");
+    assert!(spin.lines > 1_000, "a yield storm: {} lines", spin.lines);
+    let sleeping = sched_trace_of("percpu-rwsem");
+    assert!(
+        sleeping.idle_wakes > 10,
+        "idle wakes: {}",
+        sleeping.idle_wakes
+    );
+}
+
+/// What [`sched_trace_of`] read in a trace.
+struct TraceSeen {
+    lines: u64,
+    /// Lines of an idle CPU switching to a worker.
+    idle_wakes: u64,
+}
+
+/// Run synchro at 2 CPUs with `lock` and check its trace against its
+/// report (see the test above).
+fn sched_trace_of(lock: &str) -> TraceSeen {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("sched.txt");
     let (_, r) = run_json(&[
@@ -202,27 +225,34 @@ fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
         "--preempt",
         "user",
         "--lock",
-        "spinlock",
+        lock,
         "--duration",
         "20ms",
         "--sched-trace",
         trace.to_str().unwrap(),
     ]);
     let text = std::fs::read_to_string(&trace).unwrap();
-    let mut last = [0.0f64; 2];
-    let (mut from_workers, mut lines) = (0u64, 0u64);
+    let mut last = 0.0f64;
+    let mut seen = TraceSeen {
+        lines: 0,
+        idle_wakes: 0,
+    };
+    let mut from_workers = 0u64;
     for line in text.lines().filter(|l| !l.starts_with('#')) {
-        lines += 1;
+        seen.lines += 1;
         let (head, event) = line.split_once(": sched_switch: ").expect(line);
         let fields: Vec<&str> = head.split_whitespace().collect();
         let cpu: usize = fields[1].trim_matches(['[', ']']).parse().expect(line);
         let at: f64 = fields[3].parse().expect(line);
-        assert!(at >= last[cpu], "CPU {cpu} went back in time: {line}");
-        last[cpu] = at;
+        assert!(cpu < 2, "{line}");
+        assert!(at >= last, "{lock}: the trace went back in time: {line}");
+        last = at;
         let prev = event.split_whitespace().next().unwrap();
         assert!(event.contains(" ==> next_comm="), "{line}");
-        // A worker's exit switches too, after its counters were read.
-        if !prev.starts_with("prev_comm=swapper/") && !event.contains("prev_state=X") {
+        if prev.starts_with("prev_comm=swapper/") {
+            seen.idle_wakes += 1;
+        } else if !event.contains("prev_state=X") {
+            // A worker's exit switches too, after its counters were read.
             from_workers += 1;
             let known = ["monitor-", "mprotect-", "munmap-"];
             assert!(known.iter().any(|k| prev.contains(k)), "{line}");
@@ -231,13 +261,10 @@ fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
     let counted =
         (r.ctx_switches.voluntary_per_s + r.ctx_switches.involuntary_per_s) * r.duration_s;
     assert!(
-        lines > 1_000,
-        "preempted ticket holders make a yield storm: {lines} lines"
-    );
-    assert!(
         (from_workers as f64 - counted).abs() < 0.5,
-        "trace {from_workers} switches, report {counted}"
+        "{lock}: trace {from_workers} switches, report {counted}"
     );
+    seen
 }
 
 #[test]

@@ -763,8 +763,10 @@ impl Kernel {
             cpu
         };
         if self.cpus[cpu].current.is_none() {
-            self.trace_switch(at, cpu, None, PrevState::Runnable, Some(tid));
+            // The idle CPU switches when the wakee gets there, as natively
+            // sched_switch fires after the wake-up latency.
             let latency = self.latency(self.costs.sched.wakeup_idle);
+            self.trace_switch(at + latency, cpu, None, PrevState::Runnable, Some(tid));
             self.dispatch(cpu, tid, at + latency);
             return Some(cpu);
         }

@@ -50,7 +50,9 @@ pub struct Switch {
     pub next: Option<u32>,
 }
 
-/// A run's switches in the order they happened.
+/// A run's switches, in the order they were recorded: a wake-up of an idle
+/// CPU is recorded when it is sent and happens a latency later, so
+/// [`SchedTrace::to_ftrace`] puts them in time order.
 #[derive(Debug, Default)]
 pub struct SchedTrace {
     pub switches: Vec<Switch>,
@@ -61,7 +63,8 @@ impl SchedTrace {
         self.switches.push(s);
     }
 
-    /// The trace as ftrace's text, thread i named `names[i]`.
+    /// The trace as ftrace's text in time order (ties in the order
+    /// recorded), thread i named `names[i]`.
     pub fn to_ftrace(&self, names: &[String], cpus: usize) -> String {
         let mut out = String::with_capacity(self.switches.len() * 160 + 256);
         let _ = writeln!(out, "# tracer: nop");
@@ -75,7 +78,9 @@ impl SchedTrace {
             Some(t) => (Cow::Borrowed(names[t as usize].as_str()), t + 1),
             None => (Cow::Owned(format!("swapper/{cpu}")), 0),
         };
-        for s in &self.switches {
+        let mut order: Vec<&Switch> = self.switches.iter().collect();
+        order.sort_by_key(|s| s.at_ps);
+        for s in order {
             let (prev, prev_pid) = task(s.prev, s.cpu);
             let (next, next_pid) = task(s.next, s.cpu);
             let us = s.at_ps / 1_000_000;
