@@ -185,9 +185,10 @@ fn voluntary_preemption_storms_where_none_does_not() {
 /// `--sched-trace` writes one sched_switch line per switch the run counted:
 /// every line parses as the tracepoint prints it, the lines are in time
 /// order as ftrace merges its CPUs' buffers (a wake-up of an idle CPU is
-/// recorded when sent and printed where it lands), and the lines of a worker leaving its CPU (not by exiting) add up
-/// to the report's voluntary and involuntary switches (the report counts
-/// them per thread, the trace per CPU: two ledgers of one schedule).
+/// recorded when sent and printed where it lands), and the lines of a
+/// worker leaving its CPU (not by exiting) add up to the report's voluntary
+/// and involuntary switches (the report counts them per thread, the trace
+/// per CPU: two ledgers of one schedule).
 #[test]
 fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
     // The ticket lock: preempted holders make a yield storm. The percpu

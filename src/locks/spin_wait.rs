@@ -19,15 +19,15 @@
 //!
 //! Measuring a wait must not lengthen the critical section it ends in, nor
 //! the handoff into it: the clock is read when the slow path starts and then
-//! only after polls 1, 2, 4, 8 and every [`Platform::SPINS_PER_CLOCK_READ`]th
+//! only after polls 1, 2, 4, 8 and every [`SPINS_PER_CLOCK_READ`]th
 //! one (a clock read costs about as much as a poll natively: 30 ns against a
 //! 24 ns PAUSE on this project's test machine, so reading it every poll
 //! doubled the poll period and with it the time a waiter takes to see a
 //! release). The wait noted at the grant is the last reading, extrapolated
 //! over the polls since at the rate measured up to it, so it is exact to a
-//! few polls (the simulator's clock costs what the profile says, so it
-//! reads as rarely). A waiter that yields reads the clock after every yield: the time
-//! it spent switched out is no poll's worth, and the extrapolation would drop
+//! few polls, on both platforms (the simulator's clock costs what the
+//! profile says). A waiter that yields reads the clock after every yield:
+//! the time it spent switched out is no poll's worth, and the extrapolation would drop
 //! it (natively a ticket waiter yielded once, came back to its turn 60 us
 //! later and noted the 16 us of its spin: synchro's mmap_lock showed 21% of
 //! the thread time waiting on one CPU, 97% once read), while a yield costs
@@ -36,7 +36,7 @@
 //! ([`stats::note_grant`]); counting and the histogram insert come after the
 //! release.
 
-use super::platform::Platform;
+use super::platform::{Platform, SPINS_PER_CLOCK_READ};
 use super::stats::{self, Event};
 use crate::mode::Mode;
 use std::marker::PhantomData;
@@ -120,7 +120,7 @@ impl<P: Platform> SpinWait<P> {
         } else {
             P::spin_hint();
         }
-        if reads_clock_after(self.polls, P::SPINS_PER_CLOCK_READ, yields) {
+        if reads_clock_after(self.polls, SPINS_PER_CLOCK_READ, yields) {
             self.last_ns = P::now_ns();
             self.polls_at_last = self.polls;
         }
@@ -171,7 +171,7 @@ mod tests {
             .filter(|&p| reads_clock_after(p, 16, false))
             .collect();
         assert_eq!(read, [1, 2, 4, 8, 16, 32, 48, 64]);
-        // A platform that says 1 reads after every poll.
+        // Every 1st: after every poll.
         assert!((1..100).all(|p| reads_clock_after(p, 1, false)));
         // So is any clock once the waiter yields: its time switched out is
         // no poll's worth, and extrapolating would drop it.

@@ -66,7 +66,7 @@
 //!   the queue lock, or the out-of-queue writer, is bound to serve.
 
 use super::RawRwLock;
-use super::platform::{AtomicInt, Ordering, Platform};
+use super::platform::{AtomicInt, Ordering, Platform, SPINS_PER_CLOCK_READ};
 use super::qspinlock::McsSpinlock;
 use super::spin_wait::SpinWait;
 use super::stats::{self, Event};
@@ -413,7 +413,7 @@ impl<P: Platform, Pol: Policy> Core<P, Pol> {
             }
             readers_before = readers_now;
             spins += 1;
-            if spins.is_multiple_of(P::SPINS_PER_CLOCK_READ)
+            if spins.is_multiple_of(SPINS_PER_CLOCK_READ)
                 && P::now_ns().saturating_sub(start) > budget
             {
                 if readers_now && Pol::SPIN_ON_READERS {

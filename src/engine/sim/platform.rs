@@ -173,10 +173,6 @@ impl Platform for Sim {
         with_kernel(|k| k.preempt == Preempt::User).unwrap_or(false)
     }
 
-    /// As natively: the clock costs what the profile says (see `now_ns`),
-    /// so the lock code reads it as often as it does on the machine.
-    const SPINS_PER_CLOCK_READ: u64 = 16;
-
     #[inline]
     fn spin_hint() {
         step(Kernel::spin_hint);

@@ -27,6 +27,14 @@ pub use native::Native;
 pub use parking_lot_core::{FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken};
 pub use std::sync::atomic::Ordering;
 
+/// Spin iterations between clock reads in a time-bounded spin, and between
+/// a spinning waiter's clock reads once past its first few polls. The
+/// kernel's rwsem_optimistic_spin checks its time threshold "once every 16
+/// iterations" because reading the clock costs; it costs natively (vDSO
+/// clock_gettime, tens of ns) and in the simulator (the profile's
+/// `work.clock_ns`), so both platforms read this rarely.
+pub const SPINS_PER_CLOCK_READ: u64 = 16;
+
 /// A machine the locks can run on. See the module doc.
 ///
 /// Every method is an associated function: the platform is the execution
@@ -48,12 +56,6 @@ pub trait Platform: Sized + Send + Sync + 'static {
     /// simulator's threads are kernel threads or, under `--preempt user`,
     /// user-space ones.
     fn spinners_yield() -> bool;
-
-    /// Spin iterations between clock reads in a time-bounded spin. The
-    /// kernel's rwsem_optimistic_spin checks its time threshold "once every
-    /// 16 iterations" because reading the clock costs; a platform whose clock
-    /// is free says 1, so a spin ends exactly at its bound.
-    const SPINS_PER_CLOCK_READ: u64;
 
     /// cpu_relax(): one iteration of a busy-wait that polls what the caller
     /// just read. The simulator waits here until one of the lines the caller

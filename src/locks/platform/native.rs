@@ -37,10 +37,6 @@ impl Platform for Native {
         cfg!(not(shuttle))
     }
 
-    // rwsem.c rwsem_optimistic_spin: "check time threshold once every 16
-    // iterations"; a clock read costs tens of ns here too (vDSO clock_gettime).
-    const SPINS_PER_CLOCK_READ: u64 = 16;
-
     #[inline(always)]
     fn spin_hint() {
         #[cfg(not(shuttle))]
