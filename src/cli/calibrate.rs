@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 const MAX_TRIALS: i64 = 1000;
 
 /// Measure this machine (atomics, cache-line ping-pong, futex wake and
-/// switch, the native world's walk) and write a machine profile.
+/// switch, the native world's walks) and write a machine profile.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Where to write the profile (whole or not at all).
@@ -41,7 +41,8 @@ pub struct Args {
     /// A twentieth of the work per trial (seconds instead of tens of seconds).
     #[arg(long)]
     pub quick: bool,
-    /// The model whose native world the per-vma walk cost is measured in.
+    /// The model whose native world and storm the world's costs (a vma
+    /// walked, a page unmapped, a fork) are measured in.
     #[arg(
         long,
         value_name = "MODEL",
@@ -74,7 +75,7 @@ pub fn run(args: Args) -> Result<()> {
         trials: args.trials as usize,
         quick: args.quick,
     };
-    let cal = calibrate::measure(&plan, &model.world)?;
+    let cal = calibrate::measure(&plan, &model, &base)?;
     let base_name = args.base.display().to_string();
     let (profile, notes) = cal.profile(&base, &base_name);
     let header = format!(
@@ -190,9 +191,9 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "walk_per_vma",
             Some(cal.walk.clone()),
             format!(
-                "native page_referenced {}, {} vmas per walk -> work.vma_visit_ns",
-                cal.after_eviction(),
-                cal.walk_vmas
+                "CPU time per vma of the {} page_referenced walks of >= {} vmas in the model's native storm -> work.vma_visit_ns",
+                cal.storm_walks,
+                cal.walk_vmas.div_ceil(2)
             ),
         ),
         (

@@ -14,7 +14,7 @@
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle; and the giver's own time in the wake call (try_to_wake_up and the IPI to the idle CPU; under a hypervisor the IPI exits to the host) | `sched.wakeup_idle_ns`, `sched.wakeup_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
-//! | walk | page_referenced of each of the ancestor's pages shared by the whole family in turn, as a reclaim scan meets them, in the model's native world, each after writing a buffer as large as the world (at most the last-level cache): per vma visited | `work.vma_visit_ns` |
+//! | walk | the model's own native storm for 1 s, its threads pinned round robin to every CPU, its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
@@ -33,10 +33,16 @@
 //! shared machine. Nothing here asserts a time: the figures are what this
 //! machine did.
 
+use crate::engine::cpus::{CpuList, online_cpus};
 use crate::engine::native::pin::pin_current_thread;
+use crate::engine::native::storm;
+use crate::engine::storm::costs::Costs;
+use crate::engine::storm::ctx::Ctx;
+use crate::engine::storm::walk_probe::WalkProbe;
 use crate::locks::platform::{Native, Platform};
-use crate::model::WorldSpec;
+use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
 use crate::model::machine::{MachineProfile, SchedPolicy};
+use crate::model::{Model, WorldSpec};
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
 use crate::rmap::step_locks::WorkTally;
 use crate::rmap::{Capacity, MmId, PageId, World, pte};
@@ -47,7 +53,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -68,6 +74,11 @@ impl Plan {
     /// Operations per trial for a figure that does `full` in a normal run.
     fn ops(&self, full: u64) -> u64 {
         if self.quick { (full / 20).max(1) } else { full }
+    }
+
+    /// Length of a trial that runs `full` in a normal run.
+    fn span(&self, full: Duration) -> Duration {
+        if self.quick { full / 20 } else { full }
     }
 }
 
@@ -132,8 +143,12 @@ pub struct Calibration {
     pub noise_interval: Figure,
     /// How long an interruption lasts (0 in a trial that saw none).
     pub noise: Figure,
-    /// ns per vma visited.
+    /// ns per vma visited by the long walks of the model's native storm.
     pub walk: Figure,
+    /// The long walks those trials timed, all trials together.
+    pub storm_walks: u64,
+    /// How long each of those trials ran the storm.
+    pub storm_span: Duration,
     /// ns per vma unmapped (try_to_unmap of a page the whole family maps).
     pub unmap: Figure,
     /// ns per page moved between the LRU lists and a reclaim batch.
@@ -154,9 +169,11 @@ pub struct Calibration {
     pub kernel: Option<String>,
 }
 
-/// Measure every figure of [`Calibration`] on this machine; `world` is the
-/// model world the walk cost is measured in.
-pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
+/// Measure every figure of [`Calibration`] on this machine; `model` is the
+/// one whose native world and storm the world's costs are measured in, the
+/// storm spending `base`'s costs where a native run spends a profile's.
+pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Calibration> {
+    let world = &model.world;
     let cpus = allowed_cpus()?;
     let pair = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
     let trials = |f: &mut dyn FnMut() -> Result<f64>| -> Result<Figure> {
@@ -201,9 +218,15 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
     })?;
     let noise = Figure { trials_ns: lengths };
     let walker = Walker::new(world)?;
+    let long = walker.vmas.div_ceil(2);
+    let mut storm_walks = 0;
+    let walk = trials(&mut || {
+        let (ns, walks) = storm_walk(model, base, &cpus, plan.span(STORM_SPAN), long)?;
+        storm_walks += walks;
+        Ok(ns)
+    })?;
     let mut cold = Evictor::new(walker.world.resident_bytes());
     let evicted_bytes = cold.lines.len();
-    let walk = trials(&mut || Ok(walker.ns_per_vma(plan.ops(20), &mut cold)))?;
     let unmap =
         trials(&mut || Ok(Walker::new(world)?.ns_per_vma_unmapped(plan.ops(8), &mut cold)))?;
     // One world for the LRU moves and the forks, with room for the one
@@ -246,6 +269,8 @@ pub fn measure(plan: &Plan, world: &WorldSpec) -> Result<Calibration> {
         touch,
         grace_period,
         walk_vmas: walker.vmas,
+        storm_walks,
+        storm_span: plan.span(STORM_SPAN),
         evicted_bytes,
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
@@ -600,18 +625,14 @@ fn exp_scale(samples: &mut [u64]) -> f64 {
     (q(3) - q(1)) / 3f64.ln()
 }
 
-/// The native world of a model and the ancestor's pages whose walks visit
-/// every vma of its family. Each walk starts after the rest of the world
-/// has been through the caches ([`Evictor`]): in a storm, between two walks
-/// of family-wide pages the scan has crossed other mms' tables and the
-/// storm's other threads their own memory, and none of that is more than
-/// the world holds. Per vma on a 2-CPU VM (2 MiB L2, a 480 MiB L3 by
-/// sysfs), each walk of 10,001 vmas (about 2 MiB of lines) after writing
-/// 1 MiB: 119 ns; 64 MiB: 197 ns; aim7's 61 MiB world: 205-225 ns; 128 MiB:
-/// 308 ns; 480 MiB: 383 ns (that VM's L3 holds less than sysfs says: a
-/// host's cache is shared). Its native storm on one
-/// CPU spent 240-330 ns of the reclaimer's CPU time per vma walked, the
-/// rest of a scan included (`run`'s CPUs over its vmas).
+/// The native world of a model and the ancestor's pages, which the whole
+/// family maps: their reclaim visits every vma of the family. Each unmap
+/// starts after the rest of the world has been through the caches
+/// ([`Evictor`]): a storm meets too few unmaps of such pages to time them
+/// where they happen, as the walks are ([`storm_walk`]). Cold is an upper
+/// bound: on a 2-CPU Xeon VM (4 MiB L2, 260 MiB L3 by sysfs) the same
+/// eviction made a page_referenced walk 526 ns a vma where the storm's own
+/// long walks took 363 ns.
 struct Walker {
     world: World,
     pages: Vec<PageId>,
@@ -638,18 +659,93 @@ impl Walker {
         Ok(Walker { world, pages, vmas })
     }
 
-    /// `walks` walks of the pages in turn; ns per vma visited.
-    fn ns_per_vma(&self, walks: u64, cold: &mut Evictor) -> f64 {
-        let pages = self.pages.iter().cycle().take(walks as usize);
-        cold_per_vma(pages, cold, |p| self.world.page_referenced(p).vmas_visited)
-    }
-
     /// Reclaim the first `n` pages once each; ns per vma unmapped. An
     /// unmapped page stays unmapped, so each trial needs a world of its own.
     fn ns_per_vma_unmapped(self, n: u64, cold: &mut Evictor) -> f64 {
         let pages = self.pages.iter().take(n as usize);
         cold_per_vma(pages, cold, |p| self.world.reclaim(p).vmas_visited)
     }
+}
+
+/// How long each trial runs the model's storm: a second holds some hundred
+/// long walks of aim7-fork-storm on 2 CPUs (its first pass over the
+/// ancestor's pages alone takes a good part of it).
+const STORM_SPAN: Duration = Duration::from_secs(1);
+
+/// The model's own native storm for `span`, its threads pinned round robin
+/// to `cpus` as `run --pin` pins them, the rmap locks and the mmap_locks
+/// rw_semaphores (the anon_vma lock since v3.1): the CPU time per vma of
+/// its walks of `long` vmas or more ([`WalkProbe`]), and how many it timed.
+/// A trial with no such walk fails and says so.
+fn storm_walk(
+    model: &Model,
+    base: &MachineProfile,
+    cpus: &[usize],
+    span: Duration,
+    long: u32,
+) -> Result<(f64, u64)> {
+    let pin = CpuList::parse(&cpulist(cpus), online_cpus()).map_err(Error::failed)?;
+    let storm = ProbedStorm {
+        model,
+        base,
+        pin: &pin,
+        span,
+        probe: WalkProbe::new(thread_cpu_ns, long),
+    };
+    let probe = LockKind::Rwsem.dispatch::<Native, _>(storm);
+    match probe.ns_per_vma() {
+        Some(ns) => Ok((ns, probe.walks())),
+        None => Err(Error::failed(format!(
+            "calibrate: the model's native storm walked no page mapped by {long} vmas or more in {span:?} (a page its first task's whole family maps)"
+        ))),
+    }
+}
+
+/// One probed run of a model's storm, for [`LockKind::dispatch`].
+struct ProbedStorm<'a> {
+    model: &'a Model,
+    base: &'a MachineProfile,
+    pin: &'a CpuList,
+    span: Duration,
+    probe: WalkProbe,
+}
+
+impl LockVisitor for ProbedStorm<'_> {
+    type Output = WalkProbe;
+
+    fn visit<L: RawRwLock + KindInfo>(self) -> WalkProbe {
+        let costs = Costs::of(&self.base.work);
+        let ctx = Ctx::<L>::build(self.model, LockKind::Rwsem, costs, online_cpus())
+            .with_walk_probe(self.probe);
+        let ctx = Arc::new(ctx);
+        storm::run(
+            ctx.clone(),
+            self.span,
+            Some(self.pin),
+            self.model.world.seed,
+        );
+        Arc::into_inner(ctx)
+            .and_then(|c| c.walk_probe)
+            .expect("the storm's threads are done with its context")
+    }
+}
+
+/// `cpus` as a cpulist ("0,1").
+fn cpulist(cpus: &[usize]) -> String {
+    let ids: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    ids.join(",")
+}
+
+/// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID), ns: what a walk cost
+/// on a CPU, its time switched out left out.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec handed to it.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// `walk` of each of `pages` from cold caches, only the walks timed; ns
@@ -949,9 +1045,11 @@ impl Calibration {
             set("sched.wakeup_ipi_ns", f.median(), how);
         }
         let what = format!(
-            "native page_referenced, {} ({} vmas per walk)",
-            self.after_eviction(),
-            self.walk_vmas
+            "CPU time per vma of the model's native storm's page_referenced walks of >= {} vmas ({} walks in all), {:?} a trial pinned to CPUs {}",
+            self.walk_vmas.div_ceil(2),
+            self.storm_walks,
+            self.storm_span,
+            cpulist(&self.cpus)
         );
         set(
             "work.vma_visit_ns",
@@ -1212,6 +1310,8 @@ mod tests {
             touch: figure(90.0),
             grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
+            storm_walks: 700,
+            storm_span: Duration::from_secs(1),
             evicted_bytes: 64 << 20,
             kernel: Some("6.18.44-fc-v1045".into()),
         };

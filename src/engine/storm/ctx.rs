@@ -5,6 +5,7 @@ use super::costs::Costs;
 use super::memory::Memory;
 use super::roster::{MmUser, Roster};
 use super::shared::SharedWorld;
+use super::walk_probe::WalkProbe;
 use crate::locks::{LockKind, RawRwLock};
 use crate::model::{MmChoice, Model, Role, WorkloadSpec, WorldSpec};
 use crate::rmap::ids::MmId;
@@ -18,6 +19,9 @@ pub struct Ctx<L: RawRwLock> {
     pub memory: Memory,
     pub roster: Roster,
     pub stop: AtomicBool,
+    /// Times the long page_referenced walks (`calibrate` only; None in a
+    /// run, whose walks are not timed).
+    pub walk_probe: Option<WalkProbe>,
 }
 
 impl<L: RawRwLock> Ctx<L> {
@@ -39,7 +43,14 @@ impl<L: RawRwLock> Ctx<L> {
             memory: Memory::new(model.memory.clone()),
             roster: Roster::new(&tasks, &parents, mm_slots),
             stop: AtomicBool::new(false),
+            walk_probe: None,
         }
+    }
+
+    /// The same storm with its long walks timed by `probe`.
+    pub fn with_walk_probe(mut self, probe: WalkProbe) -> Ctx<L> {
+        self.walk_probe = Some(probe);
+        self
     }
 
     /// Pages the world holds now (allocated from its pool).

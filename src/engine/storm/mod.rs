@@ -16,6 +16,7 @@ pub mod memory;
 pub mod roles;
 pub mod roster;
 pub mod shared;
+pub mod walk_probe;
 pub mod worker;
 
 use std::time::Duration;

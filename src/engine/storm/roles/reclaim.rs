@@ -95,12 +95,16 @@ fn scan_page<L: RawRwLock>(
     let key = key_of(ctx, page);
     let (work, yields) = (spec.work_ns, ctx.workload.cond_resched);
     let costs = ctx.world.costs;
+    let probe = ctx.walk_probe.as_ref().map(|p| (p, p.start()));
     let walked = if idle_hook::<L::Platform>(work, yields) {
         ctx.world.page_referenced(page, try_lock, &mut || {})
     } else {
         let mut hook = vma_hook::<L::Platform>(costs.vma_visit, work, yields);
         ctx.world.page_referenced(page, try_lock, &mut hook)
     };
+    if let (Some((p, start)), WalkOutcome::Done { result, .. }) = (probe, &walked) {
+        p.walked(start, result.vmas_visited);
+    }
     let (outcome, found) = match walked {
         WalkOutcome::Done { result, hold } => {
             w.local.vmas_visited += u64::from(result.vmas_visited);

@@ -1,0 +1,99 @@
+//! WalkProbe: what a long page_referenced walk costs per vma inside a storm.
+//!
+//! A walk of a page the whole family maps visits every vma of the family
+//! (10,001 in aim7-fork-storm). What each visit costs depends on where the
+//! walk's lines are, and that depends on what the storm's other threads and
+//! the scan between two such walks did to the caches: more than a walk from
+//! warm caches, less than one after the whole world went through them. The
+//! probe measures it where it happens: `calibrate` runs the model's own
+//! native storm with a probe whose clock is the thread's CPU clock, so a
+//! walk that was switched out midway is charged only its time on a CPU.
+//!
+//! Only walks of at least `min_vmas` vmas count, so the short walks'
+//! per-page work (the page's own lock, the anon_vma lookup) does not dilute
+//! the per-vma figure; the walk's end read of the clock (a syscall for a
+//! thread's CPU clock, some 100-200 ns) falls in its time, under 0.1% of a
+//! walk of 10,001 vmas.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Sums over the storm's long walks, shared by every reclaimer.
+pub struct WalkProbe {
+    /// The clock the walks are timed with, ns.
+    clock: fn() -> u64,
+    /// Shortest walk counted, in vmas visited.
+    min_vmas: u32,
+    ns: AtomicU64,
+    vmas: AtomicU64,
+    walks: AtomicU64,
+}
+
+impl WalkProbe {
+    /// A probe timing the walks of `min_vmas` vmas or more with `clock` (ns,
+    /// monotonic per thread).
+    pub fn new(clock: fn() -> u64, min_vmas: u32) -> WalkProbe {
+        WalkProbe {
+            clock,
+            min_vmas,
+            ns: AtomicU64::new(0),
+            vmas: AtomicU64::new(0),
+            walks: AtomicU64::new(0),
+        }
+    }
+
+    /// The clock before a walk.
+    #[inline]
+    pub fn start(&self) -> u64 {
+        (self.clock)()
+    }
+
+    /// A walk that began at `start` ended having visited `vmas` vmas.
+    pub fn walked(&self, start: u64, vmas: u32) {
+        let took = (self.clock)().saturating_sub(start);
+        if vmas >= self.min_vmas {
+            self.ns.fetch_add(took, Ordering::Relaxed);
+            self.vmas.fetch_add(u64::from(vmas), Ordering::Relaxed);
+            self.walks.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Long walks counted so far.
+    pub fn walks(&self) -> u64 {
+        self.walks.load(Ordering::Relaxed)
+    }
+
+    /// ns per vma over the long walks (None before the first).
+    pub fn ns_per_vma(&self) -> Option<f64> {
+        let vmas = self.vmas.load(Ordering::Relaxed);
+        (vmas > 0).then(|| self.ns.load(Ordering::Relaxed) as f64 / vmas as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    static NOW: AtomicU64 = AtomicU64::new(0);
+    fn fake_clock() -> u64 {
+        NOW.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn only_long_walks_count_and_the_figure_is_their_time_over_their_vmas() {
+        let probe = WalkProbe::new(fake_clock, 1_024);
+        assert_eq!(probe.ns_per_vma(), None);
+        NOW.store(1_000, Ordering::Relaxed);
+        let t = probe.start();
+        NOW.store(1_500, Ordering::Relaxed);
+        probe.walked(t, 1_023); // short: not counted
+        let t = probe.start();
+        NOW.store(1_500 + 4_096 * 300, Ordering::Relaxed);
+        probe.walked(t, 4_096);
+        let t = probe.start();
+        NOW.store(1_500 + 4_096 * 300 + 2_048 * 600, Ordering::Relaxed);
+        probe.walked(t, 2_048);
+        assert_eq!(probe.walks(), 2);
+        assert_eq!(probe.ns_per_vma(), Some(400.0));
+    }
+}
