@@ -79,7 +79,10 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
     s.push_str("|---|---|---:|---|---:|---:|---:|\n");
     let mut within = 0;
     for row in &check.rows {
+        // Counted as printed (whole percent), so a row that reads +30% is
+        // one of those the count says are within ±30%.
         let (_, _, error) = row_figures(row);
+        let error = error.map(f64::round);
         if error.is_some_and(|e| e.abs() <= TOLERANCE_PCT) {
             within += 1;
         }
@@ -160,6 +163,9 @@ mod tests {
                 row(&[1.0e6, 1.2e6, 0.8e6], &[1.5e6, 1.5e6, 1.5e6]),
                 row(&[20_000.0], &[21_000.0]),
                 row(&[0.0], &[3.0]),
+                row(&[100_000.0], &[69_600.0]),
+                row(&[100_000.0], &[130_400.0]),
+                row(&[100_000.0], &[130_600.0]),
             ],
         };
         let text = render(
@@ -186,8 +192,13 @@ mod tests {
                 "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.00M/s ±20% | 1.50M/s ±0% | +50% |",
                 "| aim7-fork-storm | reclaim | 2 | qspinlock | 20.0k/s ±0% | 21.0k/s ±0% | +5% |",
                 "| aim7-fork-storm | reclaim | 2 | qspinlock | 0.0/s | 3.0/s ±0% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 69.6k/s ±0% | -30% |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.4k/s ±0% | +30% |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.6k/s ±0% | +31% |",
             ]
         );
-        assert!(text.ends_with("\n1 of 3 rows within ±30%.\n"), "{text}");
+        // The rows that read -30% and +30% (30.4% under and 30.4% over)
+        // count as within, as printed.
+        assert!(text.ends_with("\n3 of 6 rows within ±30%.\n"), "{text}");
     }
 }
