@@ -340,7 +340,8 @@ costs! {
         avc_ns,
         /// One vma copied at fork or freed at exit.
         vma_ns,
-        /// One PTE copied at fork (copy_pte_range).
+        /// One PTE copied at fork or zapped at exit (copy_pte_range,
+        /// zap_pte_range), a present one or a swap entry.
         pte_copy_ns,
         /// An anonymous fault, page allocation and 4 KiB clearing included.
         fault_ns,

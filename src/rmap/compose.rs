@@ -264,6 +264,24 @@ mod tests {
     }
 
     #[test]
+    fn a_swap_entry_is_tallied_as_a_pte_at_fork_and_at_exit() {
+        let (mut w, parent) = world();
+        let page = crate::rmap::pte::load(w.page_tables.pte(parent, 0).unwrap())
+            .page()
+            .expect("the faulted page");
+        w.reclaim(page);
+        let before = w.work;
+        let child = w.fork(parent);
+        // copy_nonpresent_pte's swap_duplicate is a PTE's work as a present
+        // PTE's copy is.
+        assert_eq!(w.work.ptes - before.ptes, 1);
+        let before = w.work;
+        w.exit(child);
+        // free_swap_and_cache in zap_pte_range, likewise.
+        assert_eq!(w.work.ptes - before.ptes, 1);
+    }
+
+    #[test]
     fn fork_then_exit_take_each_step_s_declared_locks_in_kernel_order() {
         let (mut w, parent) = world();
         let child = w.spawn();

@@ -221,7 +221,10 @@ pub fn dup_private_file_vma(
 /// old into the child (__copy_present_pte: ptep_set_wrprotect, pte_wrprotect,
 /// pte_mkold), and the page gains a mapping (folio_dup_file_rmap /
 /// page_dup_rmap); a swap entry is copied and its slot counts one more
-/// (copy_nonpresent_pte -> swap_duplicate). Returns the present PTEs copied.
+/// (copy_nonpresent_pte -> swap_duplicate). Returns the PTEs copied, present
+/// or swap entries: each is an atomic on a line of its own (the page's
+/// mapcount, the slot's swap_map count) and costs the simulator one
+/// `pte_copy_ns`, as in a storm many of a child's PTEs are swap entries.
 pub fn copy_pte_range(
     pvma: &Vma,
     parent: &[AtomicU32],
@@ -241,6 +244,7 @@ pub fn copy_pte_range(
             if let Some(slot) = old.swap_slot() {
                 pages.swap.dup(slot);
                 child[addr as usize].store(old.0, Ordering::Release);
+                copied += 1;
                 break;
             }
             let Some(page) = old.page() else {

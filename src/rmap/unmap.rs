@@ -28,8 +28,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub const FILE_BATCH: usize = 8;
 
 /// zap_pte_range over a whole vma: clear each present PTE and drop its page's
-/// mapping; clear each swap entry and drop its slot's count. Returns the
-/// present PTEs cleared.
+/// mapping; clear each swap entry and drop its slot's count
+/// (free_swap_and_cache). Returns the PTEs cleared, present or swap entries
+/// (each costs the simulator one `pte_copy_ns`, as [`super::fork::copy_pte_range`]'s).
 pub fn zap_vma(vma: &Vma, ptes: &[AtomicU32], pages: &PagePool) -> u32 {
     let mut zapped = 0;
     for slot in &ptes[vma.start as usize..vma.end as usize] {
@@ -39,6 +40,7 @@ pub fn zap_vma(vma: &Vma, ptes: &[AtomicU32], pages: &PagePool) -> u32 {
             zapped += 1;
         } else if let Some(swap) = old.swap_slot() {
             pages.swap.put(pages, swap);
+            zapped += 1;
         }
     }
     zapped
