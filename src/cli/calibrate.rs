@@ -8,7 +8,7 @@
 //! (an unwritable `--out`, a bad base profile or model) is one line and exit 2
 //! with nothing written; the profile is then written whole or not at all.
 
-use crate::engine::native::calibrate::{self, Calibration, Figure, Plan};
+use crate::engine::native::calibrate::{self, Calibration, Figure, Plan, cpu_list};
 use crate::model::{self, machine};
 use crate::sweep::store::{temp_path, write_atomic};
 use crate::{Error, Result};
@@ -112,11 +112,6 @@ fn check_writable(out: &Path) -> Result<()> {
     std::fs::remove_file(&probe).map_err(|e| bad(format!("cannot be written: {e}")))
 }
 
-fn cpu_list(cpus: &[usize]) -> String {
-    let ids: Vec<String> = cpus.iter().map(usize::to_string).collect();
-    format!("CPU {}", ids.join(", "))
-}
-
 /// Every figure as `name  median unit  (min..max over N trials)  what`, then
 /// where the profile went.
 fn table(cal: &Calibration, out: &Path) -> String {
@@ -193,7 +188,7 @@ fn table(cal: &Calibration, out: &Path) -> String {
             format!(
                 "CPU time per vma of the {} page_referenced walks of >= {} vmas in the model's native storm -> work.vma_visit_ns",
                 cal.storm_walks,
-                cal.walk_vmas.div_ceil(2)
+                cal.storm_min_vmas
             ),
         ),
         (

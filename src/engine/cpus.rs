@@ -38,6 +38,12 @@ impl CpuList {
         Ok(CpuList(cpus))
     }
 
+    /// The CPUs this process may run on, as the kernel gave them
+    /// (sched_getaffinity): valid already, nothing to check.
+    pub fn allowed(cpus: &[usize]) -> CpuList {
+        CpuList(cpus.to_vec())
+    }
+
     /// The CPU for the `i`-th worker thread: round robin over the list.
     pub fn cpu_for(&self, i: usize) -> usize {
         self.0[i % self.0.len()]

@@ -147,6 +147,9 @@ pub struct Calibration {
     pub walk: Figure,
     /// The long walks those trials timed, all trials together.
     pub storm_walks: u64,
+    /// The shortest walk they counted: half the vmas a walk of an
+    /// ancestor's page visits in the model's world as built.
+    pub storm_min_vmas: u32,
     /// How long each of those trials ran the storm.
     pub storm_span: Duration,
     /// ns per vma unmapped (try_to_unmap of a page the whole family maps).
@@ -218,10 +221,11 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     })?;
     let noise = Figure { trials_ns: lengths };
     let walker = Walker::new(world)?;
-    let long = walker.vmas.div_ceil(2);
+    let storm_min_vmas = walker.vmas.div_ceil(2);
     let mut storm_walks = 0;
     let walk = trials(&mut || {
-        let (ns, walks) = storm_walk(model, base, &cpus, plan.span(STORM_SPAN), long)?;
+        let span = plan.span(STORM_SPAN);
+        let (ns, walks) = storm_walk(model, base, &cpus, span, storm_min_vmas)?;
         storm_walks += walks;
         Ok(ns)
     })?;
@@ -270,6 +274,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         grace_period,
         walk_vmas: walker.vmas,
         storm_walks,
+        storm_min_vmas,
         storm_span: plan.span(STORM_SPAN),
         evicted_bytes,
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -684,7 +689,7 @@ fn storm_walk(
     span: Duration,
     long: u32,
 ) -> Result<(f64, u64)> {
-    let pin = CpuList::parse(&cpulist(cpus), online_cpus()).map_err(Error::failed)?;
+    let pin = CpuList::allowed(cpus);
     let storm = ProbedStorm {
         model,
         base,
@@ -730,10 +735,10 @@ impl LockVisitor for ProbedStorm<'_> {
     }
 }
 
-/// `cpus` as a cpulist ("0,1").
-fn cpulist(cpus: &[usize]) -> String {
+/// `cpus` as "CPU 0, 1".
+pub fn cpu_list(cpus: &[usize]) -> String {
     let ids: Vec<String> = cpus.iter().map(usize::to_string).collect();
-    ids.join(",")
+    format!("CPU {}", ids.join(", "))
 }
 
 /// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID), ns: what a walk cost
@@ -1045,11 +1050,11 @@ impl Calibration {
             set("sched.wakeup_ipi_ns", f.median(), how);
         }
         let what = format!(
-            "CPU time per vma of the model's native storm's page_referenced walks of >= {} vmas ({} walks in all), {:?} a trial pinned to CPUs {}",
-            self.walk_vmas.div_ceil(2),
+            "CPU time per vma of the model's native storm's page_referenced walks of >= {} vmas ({} walks in all), {:?} a trial pinned to {}",
+            self.storm_min_vmas,
             self.storm_walks,
             self.storm_span,
-            cpulist(&self.cpus)
+            cpu_list(&self.cpus)
         );
         set(
             "work.vma_visit_ns",
@@ -1311,6 +1316,7 @@ mod tests {
             grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
             storm_walks: 700,
+            storm_min_vmas: 5_001,
             storm_span: Duration::from_secs(1),
             evicted_bytes: 64 << 20,
             kernel: Some("6.18.44-fc-v1045".into()),

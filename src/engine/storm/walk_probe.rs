@@ -47,14 +47,16 @@ impl WalkProbe {
         (self.clock)()
     }
 
-    /// A walk that began at `start` ended having visited `vmas` vmas.
+    /// A walk that began at `start` ended having visited `vmas` vmas (a
+    /// short one is not timed: no second clock read).
     pub fn walked(&self, start: u64, vmas: u32) {
-        let took = (self.clock)().saturating_sub(start);
-        if vmas >= self.min_vmas {
-            self.ns.fetch_add(took, Ordering::Relaxed);
-            self.vmas.fetch_add(u64::from(vmas), Ordering::Relaxed);
-            self.walks.fetch_add(1, Ordering::Relaxed);
+        if vmas < self.min_vmas {
+            return;
         }
+        let took = (self.clock)().saturating_sub(start);
+        self.ns.fetch_add(took, Ordering::Relaxed);
+        self.vmas.fetch_add(u64::from(vmas), Ordering::Relaxed);
+        self.walks.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Long walks counted so far.
