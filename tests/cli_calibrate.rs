@@ -62,6 +62,7 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
         "syscall",
         "handoff_1cpu",
         "walk_per_vma",
+        "touch",
     ] {
         let line = stdout.lines().find(|l| l.starts_with(name));
         assert!(
@@ -73,6 +74,11 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
     // the 101 vmas a page of the ancestor's maps.
     assert!(
         stdout.contains("walks of >= 51 vmas in the model's native storm"),
+        "{stdout}"
+    );
+    // The touch is the storm's median touch operation.
+    assert!(
+        stdout.contains("the touch role's median operation in that storm"),
         "{stdout}"
     );
     let file = std::fs::read_to_string(&path).unwrap();
@@ -88,6 +94,7 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
         "ctx_switch_ns",
         "syscall_ns",
         "vma_visit_ns",
+        "touch_ns",
     ] {
         assert!(
             line(key).contains("# measured: median of 1 trials"),
@@ -170,6 +177,10 @@ fn bad_options_and_bad_base_profiles_are_exit_2_before_measuring() {
     assert_usage(
         &run_quick(&path, &["--set", "world.tasks=0"]),
         "world.tasks",
+    );
+    assert_usage(
+        &run_quick(&path, &["--set", "workload.touch.threads=0"]),
+        "no touch thread to time (allowed: workload.touch.threads >= 1)",
     );
     assert!(!path.exists(), "nothing written");
 }

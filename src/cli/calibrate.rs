@@ -216,7 +216,7 @@ fn table(cal: &Calibration, out: &Path) -> String {
         (
             "touch",
             Some(cal.touch.clone()),
-            "native access of a random task's random anon page -> work.touch_ns".into(),
+            "the touch role's median operation in that storm, less a clock read -> work.touch_ns".into(),
         ),
         (
             "grace_period",

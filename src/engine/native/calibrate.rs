@@ -19,7 +19,7 @@
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //! | grace period | synchronize_rcu() as the native platform runs it: membarrier(MEMBARRIER_CMD_GLOBAL), which returns after an RCU grace period of this machine's kernel | `work.rcu_gp_ns` |
-//! | touch | the MMU's access (set young) of a present page of a task and an anon page drawn at random, as the touch role draws them, in the model's native world, each draw mixed with the PTE read before so the accesses do not overlap: per access (aim7's 10,001 tasks' page tables are far larger than the caches near a CPU, so most miss, as the storm's do) | `work.touch_ns` |
+//! | touch | in the walk's storm, the touch role's median done operation (a random task from the roster with a user reference, its page table, the MMU's access of a random anon page, set young; the few that fault or reclaim lie above the median), less the clock read the worker loop's timing adds | `work.touch_ns` |
 //!
 //! Not timed: which fair scheduler this kernel runs (`sched.policy`: EEVDF
 //! from 6.6, by /proc/sys/kernel/osrelease) and its tunables' defaults for
@@ -41,15 +41,15 @@ use crate::engine::storm::ctx::Ctx;
 use crate::engine::storm::walk_probe::WalkProbe;
 use crate::locks::platform::{Native, Platform};
 use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
+use crate::metrics::latency;
+use crate::metrics::summary::ThreadRecord;
 use crate::model::machine::{MachineProfile, SchedPolicy};
-use crate::model::{Model, WorldSpec};
+use crate::model::{Model, Role, WorldSpec};
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
 use crate::rmap::step_locks::WorkTally;
 use crate::rmap::{Capacity, MmId, PageId, World, pte};
 use crate::{Error, Result};
 use crossbeam_utils::CachePadded;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -160,7 +160,7 @@ pub struct Calibration {
     pub fork: Figure,
     /// The work one fork and exit did.
     pub fork_work: WorkTally,
-    /// ns per access of a random task's present page.
+    /// ns per touch operation of the storm (its median, less a clock read).
     pub touch: Figure,
     /// ns per synchronize_rcu() of the native platform.
     pub grace_period: Figure,
@@ -176,6 +176,11 @@ pub struct Calibration {
 /// one whose native world and storm the world's costs are measured in, the
 /// storm spending `base`'s costs where a native run spends a profile's.
 pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Calibration> {
+    if model.workload.roles[Role::Touch].threads == 0 {
+        return Err(Error::usage(
+            "calibrate: the model's storm has no touch thread to time (allowed: workload.touch.threads >= 1)",
+        ));
+    }
     let world = &model.world;
     let cpus = allowed_cpus()?;
     let pair = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
@@ -223,12 +228,15 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let walker = Walker::new(world)?;
     let storm_min_vmas = walker.vmas.div_ceil(2);
     let mut storm_walks = 0;
+    let mut touches = Vec::with_capacity(plan.trials);
     let walk = trials(&mut || {
         let span = plan.span(STORM_SPAN);
-        let (ns, walks) = storm_walk(model, base, &cpus, span, storm_min_vmas)?;
-        storm_walks += walks;
-        Ok(ns)
+        let t = storm_trial(model, base, &cpus, span, storm_min_vmas)?;
+        storm_walks += t.walks;
+        touches.push((t.touch_p50_ns as f64 - read_ns).max(0.0));
+        Ok(t.visit_ns)
     })?;
+    let touch = Figure { trials_ns: touches };
     let mut cold = Evictor::new(walker.world.resident_bytes());
     let evicted_bytes = cold.lines.len();
     let unmap =
@@ -248,7 +256,6 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         fork_work = work;
         Ok(ns)
     })?;
-    let touch = trials(&mut || touches(&spare, world, plan.ops(2_000_000)))?;
     let grace_period = trials(&mut || Ok(grace_period(plan.ops(5))))?;
     Ok(Calibration {
         cpus,
@@ -677,18 +684,30 @@ impl Walker {
 /// ancestor's pages alone takes a good part of it).
 const STORM_SPAN: Duration = Duration::from_secs(1);
 
+/// What one trial of the model's storm measured.
+struct StormTrial {
+    /// CPU time per vma of its long walks.
+    visit_ns: f64,
+    /// How many long walks it timed.
+    walks: u64,
+    /// The median done operation of its touch role, as the worker loop
+    /// times it (one clock read included).
+    touch_p50_ns: u64,
+}
+
 /// The model's own native storm for `span`, its threads pinned round robin
 /// to `cpus` as `run --pin` pins them, the rmap locks and the mmap_locks
 /// rw_semaphores (the anon_vma lock since v3.1): the CPU time per vma of
-/// its walks of `long` vmas or more ([`WalkProbe`]), and how many it timed.
-/// A trial with no such walk fails and says so.
-fn storm_walk(
+/// its walks of `long` vmas or more ([`WalkProbe`]), and its touch role's
+/// median operation (the model has touch threads: [`measure`] checks). A
+/// trial with no such walk, or no touch done, fails and says so.
+fn storm_trial(
     model: &Model,
     base: &MachineProfile,
     cpus: &[usize],
     span: Duration,
     long: u32,
-) -> Result<(f64, u64)> {
+) -> Result<StormTrial> {
     let pin = CpuList::allowed(cpus);
     let storm = ProbedStorm {
         model,
@@ -697,16 +716,28 @@ fn storm_walk(
         span,
         probe: WalkProbe::new(thread_cpu_ns, long),
     };
-    let probe = LockKind::Rwsem.dispatch::<Native, _>(storm);
-    match probe.ns_per_vma() {
-        Some(ns) => Ok((ns, probe.walks())),
-        None => Err(Error::failed(format!(
+    let (visit, walks, threads) = LockKind::Rwsem.dispatch::<Native, _>(storm);
+    let Some(visit_ns) = visit else {
+        return Err(Error::failed(format!(
             "calibrate: the model's native storm walked no page mapped by {long} vmas or more in {span:?} (a page its first task's whole family maps)"
-        ))),
+        )));
+    };
+    let touched = threads.iter().filter(|t| t.role == Role::Touch);
+    let touches = latency::merge(touched.map(|t| &t.record.latency_ns));
+    if touches.is_empty() {
+        return Err(Error::failed(format!(
+            "calibrate: the model's native storm's touch threads did no operation in {span:?}"
+        )));
     }
+    Ok(StormTrial {
+        visit_ns,
+        walks,
+        touch_p50_ns: touches.value_at_quantile(0.5),
+    })
 }
 
-/// One probed run of a model's storm, for [`LockKind::dispatch`].
+/// One probed run of a model's storm, for [`LockKind::dispatch`]: the
+/// probe's CPU time per vma and walks timed, and every worker's record.
 struct ProbedStorm<'a> {
     model: &'a Model,
     base: &'a MachineProfile,
@@ -716,22 +747,23 @@ struct ProbedStorm<'a> {
 }
 
 impl LockVisitor for ProbedStorm<'_> {
-    type Output = WalkProbe;
+    type Output = (Option<f64>, u64, Vec<ThreadRecord>);
 
-    fn visit<L: RawRwLock + KindInfo>(self) -> WalkProbe {
+    fn visit<L: RawRwLock + KindInfo>(self) -> Self::Output {
         let costs = Costs::of(&self.base.work);
         let ctx = Ctx::<L>::build(self.model, LockKind::Rwsem, costs, online_cpus())
             .with_walk_probe(self.probe);
         let ctx = Arc::new(ctx);
-        storm::run(
+        let outcome = storm::run(
             ctx.clone(),
             self.span,
             Some(self.pin),
             self.model.world.seed,
         );
-        Arc::into_inner(ctx)
-            .and_then(|c| c.walk_probe)
-            .expect("the storm's threads are done with its context")
+        // Read through the context, not out of it: a worker marks itself
+        // finished before its thread lets go of the context.
+        let probe = ctx.walk_probe.as_ref().expect("probed above");
+        (probe.ns_per_vma(), probe.walks(), outcome.threads)
     }
 }
 
@@ -871,39 +903,6 @@ fn fork_exit(world: &mut World, cycles: u64) -> Result<(f64, WorkTally)> {
         ptes: (world.work.ptes - before.ptes) / n,
     };
     Ok((per_op(elapsed, n), per_cycle))
-}
-
-/// `accesses` touches of a task and an anon page of it drawn at random (the
-/// touch role's draw): the MMU's access of a present PTE, setting its young
-/// bit; ns per access, the draw included as the storm's op includes it. A
-/// page not present counts too (its PTE was read), but the model's world
-/// maps every anon page of every task at the start.
-///
-/// Each draw is mixed with the PTE the previous access read, so the accesses
-/// run one after another, as the storm's touches (each one an operation of
-/// its own, among others) do: independent draws let the CPU overlap a dozen
-/// misses, and measured 18 ns an access on a 2-CPU EPYC VM.
-fn touches(world: &World, spec: &WorldSpec, accesses: u64) -> Result<f64> {
-    let mms: Vec<MmId> = world.live_mms().map(|(mm, _)| mm).collect();
-    if mms.is_empty() || spec.anon_vmas == 0 || spec.pages_per_vma == 0 {
-        return Err(Error::usage(
-            "calibrate: the model's world has no task with an anonymous page to touch (allowed: world.tasks >= 1, world.anon_vmas >= 1, world.pages_per_vma >= 1)",
-        ));
-    }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(spec.seed);
-    let mut last = 0u32;
-    let t0 = Instant::now();
-    for _ in 0..accesses {
-        let draw = rng.next_u64() ^ u64::from(last);
-        let mm = mms[(draw % mms.len() as u64) as usize];
-        let vma = (draw >> 32) as u32 % spec.anon_vmas;
-        let addr = spec.anon_vma_start(vma) + (draw >> 48) as u32 % spec.pages_per_vma;
-        if let Some(slot) = world.page_tables.pte(mm, addr) {
-            black_box(pte::hardware_access(slot, false));
-            last = pte::load(slot).0;
-        }
-    }
-    Ok(per_op(t0.elapsed(), accesses.max(1)))
 }
 
 /// `calls` grace periods waited in turn, as percpu-rwsem's writer waits
@@ -1109,7 +1108,7 @@ impl Calibration {
             self.touch.median(),
             spread(
                 &self.touch,
-                "native access of a random task's random anon page (set young), the draw included",
+                "the touch role's median operation in the model's native storm (as the walks), less one clock read",
             ),
         );
         self.scheduler(&mut p, &mut notes);
