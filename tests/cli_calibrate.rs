@@ -78,7 +78,7 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
     );
     // The touch is the storm's median touch operation.
     assert!(
-        stdout.contains("the touch role's median operation in that storm"),
+        stdout.contains("the touch role's median operation in the walks' native storm"),
         "{stdout}"
     );
     let file = std::fs::read_to_string(&path).unwrap();

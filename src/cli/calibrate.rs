@@ -216,7 +216,7 @@ fn table(cal: &Calibration, out: &Path) -> String {
         (
             "touch",
             Some(cal.touch.clone()),
-            "the touch role's median operation in that storm, less a clock read -> work.touch_ns".into(),
+            "the touch role's median operation in the walks' native storm, less a clock read -> work.touch_ns".into(),
         ),
         (
             "grace_period",
