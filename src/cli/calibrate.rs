@@ -38,7 +38,8 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub trials: i64,
-    /// A twentieth of the work per trial (seconds instead of tens of seconds).
+    /// A twentieth of the work per trial, but for the storm, which keeps its
+    /// second (a few seconds a trial instead of tens of seconds).
     #[arg(long)]
     pub quick: bool,
     /// The model whose native world and storm the world's costs (a vma
