@@ -10,13 +10,23 @@
 //! same way, with the same seeds, in parallel (a simulated run depends only
 //! on its inputs). Each run gives its scaled role's ops/s;
 //! [`crate::report::crosscheck`] takes the medians and the error.
+//!
+//! A profile is a snapshot of a machine that drifts: on a 2-vCPU VM,
+//! calibrations a minute apart put a vma's visit at 284-468 ns and the
+//! interruptions 0.23-1.3 ms apart, and a table's simulated column moved
+//! with the profile while its native one did not. With [`Recalibrate`],
+//! every row is calibrated again just before its native runs, and both of
+//! its sides run on that profile: the machine the simulator models is the
+//! one the native runs met, within seconds.
 
+use crate::engine::native::calibrate;
 use crate::engine::sim::{Preempt, SimSpec};
 use crate::engine::{self, RunConfig, RunEngine, RunRequest};
 use crate::locks::LockKind;
+use crate::model::Model;
 use crate::model::machine::MachineProfile;
 use crate::results::RunReport;
-use crate::results::crosscheck::{CrossCheck, CrossRow};
+use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow};
 use crate::{Error, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -35,10 +45,31 @@ pub struct Plan {
     pub duration: Duration,
     /// The first repeat's seed; None: each model's `world.seed`.
     pub seed: Option<u64>,
-    /// The profile the simulator runs and both sides charge kernel work from.
+    /// The profile the simulator runs and both sides charge kernel work
+    /// from; with `recalibrate`, the base of every row's own profile.
     pub machine_file: PathBuf,
     pub machine: MachineProfile,
     pub preempt: Preempt,
+    pub recalibrate: Option<Recalibrate>,
+}
+
+/// Calibrate this machine again before each row's native runs, as
+/// `rmap-storm calibrate --trials N --model M --base <the plan's machine>`
+/// would, and run the row's both sides on that profile.
+#[derive(Clone, Debug)]
+pub struct Recalibrate {
+    pub plan: calibrate::Plan,
+    /// The model whose native world and storm time the world's costs.
+    pub model: Model,
+}
+
+impl Recalibrate {
+    /// This machine's profile now, on the plan's machine as its base.
+    fn profile(&self, plan: &Plan) -> Result<MachineProfile> {
+        let cal = calibrate::measure(&self.plan, &self.model, &plan.machine)?;
+        let base = plan.machine_file.display().to_string();
+        Ok(cal.profile(&plan.machine, &base).0)
+    }
 }
 
 /// One (model, CPUs, kind): its two resolved configs (seed of the first
@@ -63,6 +94,18 @@ impl Point {
 
     fn cpus(&self) -> u32 {
         self.native.model.workload.scaled_threads()
+    }
+
+    /// The same point with both sides on `machine`.
+    fn on(&self, machine: &MachineProfile) -> Point {
+        let mut point = self.clone();
+        point.native.engine = RunEngine::Native {
+            machine: machine.clone(),
+        };
+        if let RunEngine::Sim(spec) = &mut point.sim.engine {
+            spec.machine = machine.clone();
+        }
+        point
     }
 }
 
@@ -128,6 +171,14 @@ pub fn run(
     progress.set_length(points.len() as u64 * 2 * u64::from(plan.repeats));
     let mut rows = Vec::with_capacity(points.len());
     for point in points {
+        let (point, calibrated) = match &plan.recalibrate {
+            Some(r) => {
+                progress.set_message(format!("{} calibrate", point.label()));
+                let machine = r.profile(plan)?;
+                (point.on(&machine), Some(Calibrated::of(&machine)))
+            }
+            None => (point.clone(), None),
+        };
         let seeds: Vec<u64> = (0..u64::from(plan.repeats))
             .map(|r| point.native.seed + r)
             .collect();
@@ -155,6 +206,7 @@ pub fn run(
             seeds,
             native_ops_per_s: native,
             sim_ops_per_s: sim,
+            calibrated,
         };
         on_row(&row);
         rows.push(row);
@@ -164,6 +216,7 @@ pub fn run(
         machine_name: plan.machine.name.clone(),
         duration_s: plan.duration.as_secs_f64(),
         preempt: plan.preempt.name().to_string(),
+        recalibrated: plan.recalibrate.as_ref().map(|r| r.plan.trials),
         rows,
     })
 }
@@ -183,4 +236,44 @@ fn scaled_ops_per_s(report: &RunReport, role: &str) -> Result<f64> {
             report.engine, report.model
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::machine;
+    use std::path::Path;
+
+    #[test]
+    fn a_recalibrated_point_runs_both_sides_on_the_new_profile() {
+        let base = machine::load(Path::new("models/machines/default.toml")).unwrap();
+        let plan = Plan {
+            models: vec!["models/synchro.toml".into()],
+            cpus: vec![1],
+            locks: vec![LockKind::Rwsem],
+            repeats: 1,
+            duration: Duration::from_millis(10),
+            seed: None,
+            machine_file: "models/machines/default.toml".into(),
+            machine: base.clone(),
+            preempt: Preempt::User,
+            recalibrate: None,
+        };
+        let point = points(&plan).unwrap().remove(0);
+        let mut now = base.clone();
+        now.work.vma_visit_ns += 100.0;
+        now.sched.wakeup_idle_ns *= 2.0;
+        let moved = point.on(&now);
+        assert_eq!(moved.native.engine.machine(), &now);
+        assert_eq!(moved.sim.engine.machine(), &now);
+        assert!(
+            matches!(moved.sim.engine, RunEngine::Sim(_)),
+            "still simulated"
+        );
+        assert_eq!(
+            point.sim.engine.machine(),
+            &base,
+            "the plan's point is kept"
+        );
+    }
 }

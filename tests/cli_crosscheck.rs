@@ -156,6 +156,33 @@ fn readme_gets_the_table_between_its_markers_and_nothing_else_changes() {
     assert!(!after.contains("stale table"));
 }
 
+/// A recalibrated row carries its own profile's figures, each with its
+/// unit, and the header says which profile ran it.
+#[test]
+fn a_recalibrated_row_shows_the_profile_it_ran_on() {
+    let out = bin(&quick(&["--recalibrate", "1"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("virtual CPUs of the row's own profile, calibrated just before its native runs (1 trial a figure; the keys calibrate does not measure from `models/machines/default.toml`)"),
+        "{table}"
+    );
+    let cells = data_row(&table);
+    assert_eq!(cells.len(), 11, "{cells:?}");
+    for (cell, units) in
+        cells[7..]
+            .iter()
+            .zip([["ns", "us"], ["ns", "us"], ["us", "ms"], ["us", "ms"]])
+    {
+        let number = cell.trim_end_matches(char::is_alphabetic);
+        assert!(
+            units.iter().any(|u| cell.ends_with(u)),
+            "{cell}: want {units:?}"
+        );
+        assert!(number.parse::<f64>().is_ok_and(|x| x > 0.0), "{cell}");
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -191,6 +218,14 @@ fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
         (
             vec!["--duration".into(), "soon".into()],
             "--duration: 'soon'",
+        ),
+        (
+            vec!["--recalibrate".into(), "0".into()],
+            "--recalibrate: 0 is out of range (allowed: 1..=1000",
+        ),
+        (
+            vec!["--recalibrate".into(), "1001".into()],
+            "--recalibrate: 1001 is out of range",
         ),
     ];
     for (extra, want) in cases {

@@ -17,7 +17,13 @@ use std::path::{Path, PathBuf};
 
 /// Most trials per figure: past this the noise of a shared machine, not the
 /// count, limits the median.
-const MAX_TRIALS: i64 = 1000;
+pub const MAX_TRIALS: i64 = 1000;
+
+/// The model calibrate times the world's costs in, unless told otherwise.
+pub const MODEL: &str = "models/aim7-fork-storm.toml";
+
+/// The profile calibrate copies unmeasured keys from, unless told otherwise.
+pub const BASE: &str = "models/machines/default.toml";
 
 /// Measure this machine (atomics, cache-line ping-pong, futex wake and
 /// switch, the native world's walks) and write a machine profile.
@@ -44,21 +50,13 @@ pub struct Args {
     pub quick: bool,
     /// The model whose native world and storm the world's costs (a vma
     /// walked, a page unmapped, a fork) are measured in.
-    #[arg(
-        long,
-        value_name = "MODEL",
-        default_value = "models/aim7-fork-storm.toml"
-    )]
+    #[arg(long, value_name = "MODEL", default_value = MODEL)]
     pub model: PathBuf,
     /// Override a model key, e.g. --set world.tasks=1001 (repeatable).
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
     pub set: Vec<String>,
     /// The profile every key calibrate does not measure is copied from.
-    #[arg(
-        long,
-        value_name = "PROFILE",
-        default_value = "models/machines/default.toml"
-    )]
+    #[arg(long, value_name = "PROFILE", default_value = BASE)]
     pub base: PathBuf,
 }
 

@@ -1,6 +1,7 @@
-//! `rmap-storm crosscheck [--machine PROFILE] [--repeats 5] [--duration 1s]
-//! [--locks a,b] [--models a,b] [--cpus 1,2] [--readme README.md]`: the
-//! simulator against this machine (issue 9's acceptance table).
+//! `rmap-storm crosscheck [--machine PROFILE] [--recalibrate N] [--repeats 5]
+//! [--duration 1s] [--locks a,b] [--models a,b] [--cpus 1,2]
+//! [--readme README.md]`: the simulator against this machine (issue 9's
+//! acceptance table).
 //!
 //! Everything is checked before the first run: the profile (missing: run
 //! `calibrate` first), the models, the CPU counts against this machine, the
@@ -9,13 +10,14 @@
 //! one atomic write once every run is done.
 
 use super::duration;
-use crate::crosscheck::{self, Plan};
+use crate::crosscheck::{self, Plan, Recalibrate};
+use crate::engine::native::calibrate;
 use crate::engine::sim::Preempt;
 use crate::fileio::{replace_between, section};
 use crate::locks::LockKind;
-use crate::model::machine;
+use crate::model::{self, machine};
 use crate::report::crosscheck as table;
-use crate::report::units::fmt_rate;
+use crate::report::units::{fmt_ns, fmt_rate};
 use crate::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -27,12 +29,21 @@ const LOCAL_PROFILE: &str = "models/machines/local.toml";
 /// seeds, and print the scaled role's median ops/s of both with the error.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Needs a profile of this machine: run `rmap-storm calibrate` first (it writes models/machines/local.toml). Native runs measure the machine: run on an otherwise idle machine."
+    after_help = "Needs a profile of this machine: run `rmap-storm calibrate` first (it writes models/machines/local.toml), or give --recalibrate N to calibrate again before every row. Native runs measure the machine: run on an otherwise idle machine."
 )]
 pub struct Args {
-    /// The simulated machine: a profile calibrated on this one
-    #[arg(long, value_name = "PROFILE", default_value = LOCAL_PROFILE)]
-    pub machine: PathBuf,
+    /// The simulated machine: a profile calibrated on this one; with
+    /// --recalibrate, the base of every row's own profile [default:
+    /// models/machines/local.toml; with --recalibrate,
+    /// models/machines/default.toml]
+    #[arg(long, value_name = "PROFILE")]
+    pub machine: Option<PathBuf>,
+    /// Calibrate this machine again just before each row's native runs (N
+    /// trials a figure, as `calibrate --trials N`: some 3 s a trial) and run
+    /// both sides of the row on that profile, so that the simulator models
+    /// the machine the native runs met, not a snapshot from minutes before
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub recalibrate: Option<i64>,
     /// Runs per side and point (seeds seed..seed+repeats-1 on both sides)
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub repeats: u32,
@@ -83,9 +94,18 @@ pub fn run(args: Args) -> Result<()> {
         let (native, sim, error) = table::row_figures(row);
         let rate = |r: Option<f64>| r.map_or("-".into(), fmt_rate);
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
+        let calibrated = row.calibrated.map_or(String::new(), |c| {
+            format!(
+                "; calibrated: visit {}, touch {}, idle wake {}, interrupts every {}",
+                fmt_ns(c.vma_visit_ns.round() as u64),
+                fmt_ns(c.touch_ns.round() as u64),
+                fmt_ns(c.wakeup_idle_ns.round() as u64),
+                fmt_ns(c.noise_interval_ns.round() as u64)
+            )
+        });
         bar.suspend(|| {
             eprintln!(
-                "crosscheck: {} {} {} CPU(s) {}: native {} sim {} ({error})",
+                "crosscheck: {} {} {} CPU(s) {}: native {} sim {} ({error}){calibrated}",
                 row.model,
                 row.role,
                 row.cpus,
@@ -111,14 +131,21 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The arguments checked and built into a plan.
 fn plan(args: &Args) -> Result<Plan> {
-    if !args.machine.exists() {
+    let recalibrate = args.recalibrate.map(recalibrate).transpose()?;
+    let machine_file = args.machine.clone().unwrap_or_else(|| {
+        PathBuf::from(match recalibrate {
+            Some(_) => super::calibrate::BASE,
+            None => LOCAL_PROFILE,
+        })
+    });
+    if !machine_file.exists() {
         return Err(Error::usage(format!(
-            "--machine {}: no such profile (run `rmap-storm calibrate --out {}` on this machine first)",
-            args.machine.display(),
-            args.machine.display()
+            "--machine {}: no such profile (run `rmap-storm calibrate --out {}` on this machine first, or cross-check with --recalibrate)",
+            machine_file.display(),
+            machine_file.display()
         )));
     }
-    let machine = machine::load(&args.machine)?;
+    let machine = machine::load(&machine_file)?;
     let locks = if args.locks.is_empty() {
         LockKind::ALL.to_vec()
     } else {
@@ -139,9 +166,27 @@ fn plan(args: &Args) -> Result<Plan> {
         repeats: args.repeats,
         duration: duration::parse("--duration", &args.duration)?,
         seed: args.seed,
-        machine_file: args.machine.clone(),
+        machine_file,
         machine,
         preempt: args.preempt,
+        recalibrate,
+    })
+}
+
+/// `--recalibrate N`: N trials a figure, in calibrate's model.
+fn recalibrate(trials: i64) -> Result<Recalibrate> {
+    let max = super::calibrate::MAX_TRIALS;
+    if !(1..=max).contains(&trials) {
+        return Err(Error::usage(format!(
+            "--recalibrate: {trials} is out of range (allowed: 1..={max} trials a figure)"
+        )));
+    }
+    Ok(Recalibrate {
+        plan: calibrate::Plan {
+            trials: trials as usize,
+            quick: false,
+        },
+        model: model::load(Path::new(super::calibrate::MODEL), &[])?,
     })
 }
 

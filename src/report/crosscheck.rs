@@ -3,8 +3,8 @@
 //! the simulator's error against native (`sim / native - 1`), as markdown,
 //! and the markers it goes between in a README.
 
-use super::units::fmt_rate;
-use crate::results::crosscheck::{CrossCheck, CrossRow};
+use super::units::{fmt_ns, fmt_rate};
+use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow};
 use std::fmt::Write as _;
 
 /// The line before the generated block in a README.
@@ -59,6 +59,23 @@ fn rate_with_spread(samples: &[f64]) -> String {
     }
 }
 
+/// A recalibrated row's four figures as table cells, each in its unit.
+fn calibrated_cells(c: Option<&Calibrated>) -> String {
+    match c {
+        Some(c) => {
+            let ns = |x: f64| fmt_ns(x.round() as u64);
+            format!(
+                " {} | {} | {} | {} |",
+                ns(c.vma_visit_ns),
+                ns(c.touch_ns),
+                ns(c.wakeup_idle_ns),
+                ns(c.noise_interval_ns)
+            )
+        }
+        None => " - | - | - | - |".into(),
+    }
+}
+
 /// The table as markdown, with `command` (what made it) and `host` (the
 /// machine the native side ran on) above it and a count of the rows within
 /// [`TOLERANCE_PCT`] below it.
@@ -66,17 +83,32 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
     let repeats = check.rows.iter().map(|r| r.seeds.len()).max().unwrap_or(0);
     let mut s = String::new();
     let _ = writeln!(s, "Made by `{command}`");
+    let profile = match check.recalibrated {
+        None => format!("`{}` ({})", check.machine_file, check.machine_name),
+        Some(trials) => format!(
+            "the row's own profile, calibrated just before its native runs \
+             ({trials} trial{} a figure; the keys calibrate does not measure from `{}`), \
+             on which the native side ran too; the last columns are that profile's vma visit, touch, \
+             wake-up of an idle CPU and interval between interruptions",
+            if trials == 1 { "" } else { "s" },
+            check.machine_file
+        ),
+    };
     let _ = writeln!(
         s,
         "on {host}: native runs pinned to CPUs 0..N-1 with N threads of the scaled role; \
-         simulated runs pinned the same way on N virtual CPUs of `{}` ({}, preempt {}), the same seeds. \
+         simulated runs pinned the same way on N virtual CPUs of {profile} (preempt {}), the same seeds. \
          Medians of {repeats} repeats of {} s each; `±` is half the repeats' range over the median; \
          error = sim / native - 1.",
-        check.machine_file, check.machine_name, check.preempt, check.duration_s
+        check.preempt, check.duration_s
     );
     s.push('\n');
-    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error |\n");
-    s.push_str("|---|---|---:|---|---:|---:|---:|\n");
+    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error |");
+    s.push_str(if check.recalibrated.is_some() {
+        " visit | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    } else {
+        "\n|---|---|---:|---|---:|---:|---:|\n"
+    });
     let mut within = 0;
     for row in &check.rows {
         // Counted as printed (whole percent), so a row that reads +30% is
@@ -87,7 +119,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
             within += 1;
         }
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
-        let _ = writeln!(
+        let _ = write!(
             s,
             "| {} | {} | {} | {} | {} | {} | {error} |",
             row.model,
@@ -97,6 +129,10 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
             rate_with_spread(&row.native_ops_per_s),
             rate_with_spread(&row.sim_ops_per_s),
         );
+        if check.recalibrated.is_some() {
+            s.push_str(&calibrated_cells(row.calibrated.as_ref()));
+        }
+        s.push('\n');
     }
     let _ = writeln!(
         s,
@@ -120,6 +156,7 @@ mod tests {
             seeds: (0..native.len() as u64).collect(),
             native_ops_per_s: native.to_vec(),
             sim_ops_per_s: sim.to_vec(),
+            calibrated: None,
         }
     }
 
@@ -159,6 +196,7 @@ mod tests {
             machine_name: "this machine".into(),
             duration_s: 1.0,
             preempt: "voluntary".into(),
+            recalibrated: None,
             rows: vec![
                 row(&[1.0e6, 1.2e6, 0.8e6], &[1.5e6, 1.5e6, 1.5e6]),
                 row(&[20_000.0], &[21_000.0]),
@@ -181,6 +219,12 @@ mod tests {
         assert!(
             lines[1].contains("on AMD EPYC (2 CPUs)") && lines[1].contains("Medians of 3 repeats")
         );
+        assert!(
+            lines[1].contains(
+                "virtual CPUs of `models/machines/local.toml` (this machine) (preempt voluntary)"
+            ),
+            "{text}"
+        );
         let rows: Vec<&str> = lines
             .iter()
             .copied()
@@ -200,5 +244,43 @@ mod tests {
         // The rows that read -30% and +30% (30.4% under and 30.4% over)
         // count as within, as printed.
         assert!(text.ends_with("\n3 of 6 rows within ±30%.\n"), "{text}");
+    }
+
+    #[test]
+    fn a_recalibrated_table_says_so_and_shows_each_rows_figures() {
+        let mut calibrated = row(&[100_000.0], &[110_000.0]);
+        calibrated.calibrated = Some(Calibrated {
+            vma_visit_ns: 293.4,
+            touch_ns: 271.0,
+            wakeup_idle_ns: 44_460.0,
+            noise_interval_ns: 1_291_514.0,
+        });
+        let check = CrossCheck {
+            machine_file: "models/machines/default.toml".into(),
+            machine_name: "base".into(),
+            duration_s: 2.0,
+            preempt: "user".into(),
+            recalibrated: Some(3),
+            rows: vec![calibrated, row(&[1.0], &[1.0])],
+        };
+        let text = render(&check, "rmap-storm crosscheck --recalibrate 3", "Xeon");
+        assert!(
+            text.contains("virtual CPUs of the row's own profile, calibrated just before its native runs (3 trials a figure; the keys calibrate does not measure from `models/machines/default.toml`)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("(base)"),
+            "no one profile ran every row:\n{text}"
+        );
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(
+            rows,
+            [
+                "| model | role (ops/s) | CPUs | kind | native | sim | error | visit | touch | idle wake | interrupts every |",
+                "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | 293ns | 271ns | 44.5us | 1.29ms |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | - | - | - | - |",
+            ]
+        );
     }
 }
