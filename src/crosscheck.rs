@@ -65,10 +65,11 @@ pub struct Recalibrate {
 
 impl Recalibrate {
     /// This machine's profile now, on the plan's machine as its base.
-    fn profile(&self, plan: &Plan) -> Result<MachineProfile> {
+    fn profile(&self, plan: &Plan) -> Result<Calibrated> {
         let cal = calibrate::measure(&self.plan, &self.model, &plan.machine)?;
         let base = plan.machine_file.display().to_string();
-        Ok(cal.profile(&plan.machine, &base).0)
+        let (machine, notes) = cal.profile(&plan.machine, &base);
+        Ok(Calibrated { machine, notes })
     }
 }
 
@@ -161,12 +162,13 @@ pub fn points(plan: &Plan) -> Result<Vec<Point>> {
 }
 
 /// Run every point `repeats` times a side; `on_row` sees each finished row
-/// (for progress lines), `progress` ticks once per run.
+/// (for progress lines and row profiles: its error stops the check),
+/// `progress` ticks once per run.
 pub fn run(
     plan: &Plan,
     points: &[Point],
     progress: &ProgressBar,
-    mut on_row: impl FnMut(&CrossRow),
+    mut on_row: impl FnMut(&CrossRow) -> Result<()>,
 ) -> Result<CrossCheck> {
     progress.set_length(points.len() as u64 * 2 * u64::from(plan.repeats));
     let mut rows = Vec::with_capacity(points.len());
@@ -174,8 +176,8 @@ pub fn run(
         let (point, calibrated) = match &plan.recalibrate {
             Some(r) => {
                 progress.set_message(format!("{} calibrate", point.label()));
-                let machine = r.profile(plan)?;
-                (point.on(&machine), Some(Calibrated::of(&machine)))
+                let calibrated = r.profile(plan)?;
+                (point.on(&calibrated.machine), Some(calibrated))
             }
             None => (point.clone(), None),
         };
@@ -208,7 +210,7 @@ pub fn run(
             sim_ops_per_s: sim,
             calibrated,
         };
-        on_row(&row);
+        on_row(&row)?;
         rows.push(row);
     }
     Ok(CrossCheck {

@@ -70,6 +70,40 @@ fn rate(cell: &str) -> f64 {
     num.parse::<f64>().unwrap() * scale
 }
 
+/// The quick point's monitor ops/s as `run --engine sim` gives it on
+/// `machine`, with the cross-check's seed and preemption model.
+fn sim_rate(machine: &str) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let run = bin(&[
+        "run",
+        "models/synchro.toml",
+        "--engine",
+        "sim",
+        "--preempt",
+        "user",
+        "--cpus",
+        "1",
+        "--threads",
+        "1",
+        "--machine",
+        machine,
+        "--lock",
+        "rwsem",
+        "--duration",
+        "50ms",
+        "--seed",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let report: RunReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let sim = report.roles["monitor"].ops_per_s;
+    assert!(sim > 0.0);
+    sim
+}
+
 #[test]
 fn the_table_holds_both_engines_own_figures_and_their_error() {
     let out = bin(&quick(&[]));
@@ -87,37 +121,9 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
     // (deterministic), formatted as the table formats rates, under the
     // cross-check's default preemption model: user-space threads.
     assert!(table.contains("preempt user"), "{table}");
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("sim.json");
-    let run = bin(&[
-        "run",
-        "models/synchro.toml",
-        "--engine",
-        "sim",
-        "--preempt",
-        "user",
-        "--cpus",
-        "1",
-        "--threads",
-        "1",
-        "--machine",
-        "models/machines/default.toml",
-        "--lock",
-        "rwsem",
-        "--duration",
-        "50ms",
-        "--seed",
-        "2",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-    let report: RunReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let sim = report.roles["monitor"].ops_per_s;
-    assert!(sim > 0.0);
     assert_eq!(
         cells[5].split_whitespace().next().unwrap(),
-        fmt_rate(sim),
+        fmt_rate(sim_rate("models/machines/default.toml")),
         "{table}"
     );
     // The native column ran for real: some reads done, not the sim's figure.
@@ -157,10 +163,13 @@ fn readme_gets_the_table_between_its_markers_and_nothing_else_changes() {
 }
 
 /// A recalibrated row carries its own profile's figures, each with its
-/// unit, and the header says which profile ran it.
+/// unit, the header says which profile ran it, and `--profiles` writes
+/// that profile: the simulator on it gives the row's sim column again.
 #[test]
-fn a_recalibrated_row_shows_the_profile_it_ran_on() {
-    let out = bin(&quick(&["--recalibrate", "1"]));
+fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().to_str().unwrap();
+    let out = bin(&quick(&["--recalibrate", "1", "--profiles", profiles]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     assert!(
@@ -181,6 +190,18 @@ fn a_recalibrated_row_shows_the_profile_it_ran_on() {
         );
         assert!(number.parse::<f64>().is_ok_and(|x| x > 0.0), "{cell}");
     }
+    let file = dir.path().join("synchro-1cpu-rwsem.toml");
+    let profile = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        profile.starts_with("# Written by `rmap-storm crosscheck --recalibrate 1`"),
+        "{profile}"
+    );
+    assert!(profile.contains("# measured: "), "{profile}");
+    assert_eq!(
+        cells[5].split_whitespace().next().unwrap(),
+        fmt_rate(sim_rate(file.to_str().unwrap())),
+        "{table}"
+    );
 }
 
 #[test]
@@ -226,6 +247,19 @@ fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
         (
             vec!["--recalibrate".into(), "1001".into()],
             "--recalibrate: 1001 is out of range",
+        ),
+        (
+            vec!["--profiles".into(), dir.path().display().to_string()],
+            "--profiles: needs --recalibrate N",
+        ),
+        (
+            vec![
+                "--recalibrate".into(),
+                "1".into(),
+                "--profiles".into(),
+                missing.display().to_string(),
+            ],
+            "is not a folder (allowed: an existing, writable folder)",
         ),
     ];
     for (extra, want) in cases {

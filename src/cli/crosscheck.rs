@@ -13,11 +13,12 @@ use super::duration;
 use crate::crosscheck::{self, Plan, Recalibrate};
 use crate::engine::native::calibrate;
 use crate::engine::sim::Preempt;
-use crate::fileio::{replace_between, section};
+use crate::fileio::{replace_between, section, temp_path, write_atomic};
 use crate::locks::LockKind;
 use crate::model::{self, machine};
 use crate::report::crosscheck as table;
-use crate::report::units::{fmt_ns, fmt_rate};
+use crate::report::units::fmt_rate;
+use crate::results::crosscheck::{Calibrated, CrossRow};
 use crate::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -81,6 +82,11 @@ pub struct Args {
     /// `<!-- crosscheck:begin -->` and `<!-- crosscheck:end -->`
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
+    /// With --recalibrate: write each row's profile into this folder as
+    /// MODEL-NcpuS-KIND.toml as the row finishes, so that its simulated side
+    /// can be run again (`run --engine sim --machine FILE`)
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -94,15 +100,13 @@ pub fn run(args: Args) -> Result<()> {
         let (native, sim, error) = table::row_figures(row);
         let rate = |r: Option<f64>| r.map_or("-".into(), fmt_rate);
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
-        let calibrated = row.calibrated.map_or(String::new(), |c| {
-            format!(
-                "; calibrated: visit {}, touch {}, idle wake {}, interrupts every {}",
-                fmt_ns(c.vma_visit_ns.round() as u64),
-                fmt_ns(c.touch_ns.round() as u64),
-                fmt_ns(c.wakeup_idle_ns.round() as u64),
-                fmt_ns(c.noise_interval_ns.round() as u64)
-            )
+        let calibrated = row.calibrated.as_ref().map_or(String::new(), |c| {
+            let [visit, touch, wake, noise] = table::calibrated_figures(&c.machine);
+            format!("; calibrated: visit {visit}, touch {touch}, idle wake {wake}, interrupts every {noise}")
         });
+        if let (Some(dir), Some(c)) = (&args.profiles, &row.calibrated) {
+            write_row_profile(dir, row, c, &plan)?;
+        }
         bar.suspend(|| {
             eprintln!(
                 "crosscheck: {} {} {} CPU(s) {}: native {} sim {} ({error}){calibrated}",
@@ -114,6 +118,7 @@ pub fn run(args: Args) -> Result<()> {
                 rate(sim)
             )
         });
+        Ok(())
     })?;
     bar.finish_and_clear();
     let host = format!(
@@ -132,6 +137,14 @@ pub fn run(args: Args) -> Result<()> {
 /// The arguments checked and built into a plan.
 fn plan(args: &Args) -> Result<Plan> {
     let recalibrate = args.recalibrate.map(recalibrate).transpose()?;
+    if let Some(dir) = &args.profiles {
+        if recalibrate.is_none() {
+            return Err(Error::usage(
+                "--profiles: needs --recalibrate N (without it no row has a profile of its own)",
+            ));
+        }
+        check_folder(dir)?;
+    }
     let machine_file = args.machine.clone().unwrap_or_else(|| {
         PathBuf::from(match recalibrate {
             Some(_) => super::calibrate::BASE,
@@ -171,6 +184,52 @@ fn plan(args: &Args) -> Result<Plan> {
         preempt: args.preempt,
         recalibrate,
     })
+}
+
+/// Fail now, not after the first row's minute, if `dir` cannot take the
+/// profiles: it must be an existing folder that takes a new file (probed
+/// with the temp name the atomic writes use, removed at once).
+fn check_folder(dir: &Path) -> Result<()> {
+    let bad = |why: String| {
+        Error::usage(format!(
+            "--profiles {}: {why} (allowed: an existing, writable folder)",
+            dir.display()
+        ))
+    };
+    if !dir.is_dir() {
+        return Err(bad("is not a folder".into()));
+    }
+    let probe = temp_path(&dir.join("probe.toml"));
+    std::fs::File::create(&probe).map_err(|e| bad(format!("cannot be written: {e}")))?;
+    std::fs::remove_file(&probe).map_err(|e| bad(format!("cannot be written: {e}")))
+}
+
+/// A row's profile as `calibrate` writes one, whole or not at all, into
+/// `dir/MODEL-NcpuS-KIND.toml`.
+fn write_row_profile(dir: &Path, row: &CrossRow, c: &Calibrated, plan: &Plan) -> Result<()> {
+    let file = dir.join(format!(
+        "{}-{}cpu{}-{}.toml",
+        row.model,
+        row.cpus,
+        if row.cpus == 1 { "" } else { "s" },
+        row.lock.name()
+    ));
+    let header = format!(
+        "Written by `rmap-storm crosscheck --recalibrate {}` on {}, just before the native runs\n\
+         of its row: {}, {} CPU{}, {}. Keys marked \"copied\" come from {}\n\
+         unchanged; the others were measured here.",
+        plan.recalibrate.as_ref().map_or(0, |r| r.plan.trials),
+        calibrate::cpu_model(),
+        row.model,
+        row.cpus,
+        if row.cpus == 1 { "" } else { "s" },
+        row.lock.name(),
+        plan.machine_file.display()
+    );
+    let text = c
+        .machine
+        .render(&header, |key| c.notes.get(key).cloned().unwrap_or_default());
+    write_atomic(&file, text.as_bytes())
 }
 
 /// `--recalibrate N`: N trials a figure, in calibrate's model.

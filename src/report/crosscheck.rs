@@ -4,6 +4,7 @@
 //! and the markers it goes between in a README.
 
 use super::units::{fmt_ns, fmt_rate};
+use crate::model::machine::MachineProfile;
 use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow};
 use std::fmt::Write as _;
 
@@ -59,18 +60,25 @@ fn rate_with_spread(samples: &[f64]) -> String {
     }
 }
 
-/// A recalibrated row's four figures as table cells, each in its unit.
+/// What a row's own profile says of the figures that move most between
+/// calibrations minutes apart, as `visit, touch, idle wake, interrupts
+/// every`, each in its unit.
+pub fn calibrated_figures(m: &MachineProfile) -> [String; 4] {
+    [
+        m.work.vma_visit_ns,
+        m.work.touch_ns,
+        m.sched.wakeup_idle_ns,
+        m.sched.noise_interval_ns,
+    ]
+    .map(|ns| fmt_ns(ns.round() as u64))
+}
+
+/// A recalibrated row's four figures as table cells.
 fn calibrated_cells(c: Option<&Calibrated>) -> String {
     match c {
         Some(c) => {
-            let ns = |x: f64| fmt_ns(x.round() as u64);
-            format!(
-                " {} | {} | {} | {} |",
-                ns(c.vma_visit_ns),
-                ns(c.touch_ns),
-                ns(c.wakeup_idle_ns),
-                ns(c.noise_interval_ns)
-            )
+            let [visit, touch, wake, noise] = calibrated_figures(&c.machine);
+            format!(" {visit} | {touch} | {wake} | {noise} |")
         }
         None => " - | - | - | - |".into(),
     }
@@ -249,11 +257,16 @@ mod tests {
     #[test]
     fn a_recalibrated_table_says_so_and_shows_each_rows_figures() {
         let mut calibrated = row(&[100_000.0], &[110_000.0]);
+        let mut machine =
+            crate::model::machine::load(std::path::Path::new("models/machines/default.toml"))
+                .unwrap();
+        machine.work.vma_visit_ns = 293.4;
+        machine.work.touch_ns = 271.0;
+        machine.sched.wakeup_idle_ns = 44_460.0;
+        machine.sched.noise_interval_ns = 1_291_514.0;
         calibrated.calibrated = Some(Calibrated {
-            vma_visit_ns: 293.4,
-            touch_ns: 271.0,
-            wakeup_idle_ns: 44_460.0,
-            noise_interval_ns: 1_291_514.0,
+            machine,
+            notes: Default::default(),
         });
         let check = CrossCheck {
             machine_file: "models/machines/default.toml".into(),

@@ -5,6 +5,7 @@
 
 use crate::locks::LockKind;
 use crate::model::machine::MachineProfile;
+use std::collections::BTreeMap;
 
 /// A whole cross-check.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,33 +41,14 @@ pub struct CrossRow {
     pub native_ops_per_s: Vec<f64>,
     /// The same on the simulator (per virtual second).
     pub sim_ops_per_s: Vec<f64>,
-    /// The figures of the row's own profile that drift most, when it had
-    /// one.
+    /// The profile of the row's own calibration, when it had one.
     pub calibrated: Option<Calibrated>,
 }
 
-/// What a row's own calibration measured of the figures that move most
-/// between calibrations minutes apart.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A profile calibrated for one row, and each key's note (measured, and
+/// how; or copied from the base), as `calibrate` writes them.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Calibrated {
-    /// ns a page_referenced walk spends per vma (`work.vma_visit_ns`).
-    pub vma_visit_ns: f64,
-    /// ns per touch operation (`work.touch_ns`).
-    pub touch_ns: f64,
-    /// ns from a wake-up to an idle CPU running the woken
-    /// (`sched.wakeup_idle_ns`).
-    pub wakeup_idle_ns: f64,
-    /// ns between two interruptions of a CPU (`sched.noise_interval_ns`).
-    pub noise_interval_ns: f64,
-}
-
-impl Calibrated {
-    pub fn of(machine: &MachineProfile) -> Calibrated {
-        Calibrated {
-            vma_visit_ns: machine.work.vma_visit_ns,
-            touch_ns: machine.work.touch_ns,
-            wakeup_idle_ns: machine.sched.wakeup_idle_ns,
-            noise_interval_ns: machine.sched.noise_interval_ns,
-        }
-    }
+    pub machine: MachineProfile,
+    pub notes: BTreeMap<String, String>,
 }
