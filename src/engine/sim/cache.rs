@@ -272,6 +272,12 @@ impl Lines {
         })
     }
 
+    /// Forget which line `id` names: its next use makes a new one (the
+    /// old line stays, unnamed, as a freed word's line would go cold).
+    pub fn forget(&mut self, id: LineId) {
+        self.slots.remove(&id);
+    }
+
     fn line(&mut self, slot: Slot) -> &mut Line {
         &mut self.lines[slot.0 as usize]
     }

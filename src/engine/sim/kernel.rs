@@ -371,6 +371,11 @@ impl Kernel {
     /// until the line has moved to it (its turn in the line's queue, then
     /// the move). Either way the caller then takes or changes the value and
     /// calls [`Kernel::accessed`].
+    /// The word naming `line` was freed: its address names a new line next.
+    pub fn forget_line(&mut self, line: LineId) {
+        self.lines.forget(line);
+    }
+
     pub fn access(&mut self, line: LineId, kind: Access) -> Go {
         if self.teardown {
             return Go::Hit;

@@ -383,6 +383,29 @@ impl<A> SimAtomic<A> {
     }
 }
 
+/// A line is named by its word's address, and the allocator hands a freed
+/// word's address to the next object: a vma split off and freed, a new one
+/// allocated where it was. Without this, the new word would inherit the
+/// old one's line (its holder, its version), and a run would depend on the
+/// allocator's history, which differs between a fresh process and one that
+/// ran other threads first (a crosscheck's sims after `calibrate`'s storms
+/// gave 156.1k/s where a fresh `run` of the same profile and seeds gave
+/// 125.1-129.5k/s). So a dropped word's line is forgotten: the next word at
+/// its address starts a line of its own.
+impl<A> Drop for SimAtomic<A> {
+    fn drop(&mut self) {
+        let k = KERNEL.with(Cell::get);
+        if k.is_null() {
+            return;
+        }
+        // SAFETY: as in `with_kernel`. A word dropped while the kernel is
+        // borrowed (the run's teardown) has no next access to mislead.
+        if let Ok(mut k) = unsafe { &*k }.try_borrow_mut() {
+            k.forget_line(self.line());
+        }
+    }
+}
+
 macro_rules! sim_atomic_int {
     ($($atomic:ty => $t:ty,)*) => {$(
         impl AtomicInt<$t> for SimAtomic<$atomic> {
