@@ -166,7 +166,17 @@ impl SwapSpace {
     /// caller's pin on it too. None on a lost race: another faulter
     /// published its page first (the caller retries and finds it cached,
     /// as swap_cache_alloc_folio's loser goes back to the swap-cache
-    /// lookup). Err if the pool is full.
+    /// lookup), or the slot's last entry went since the caller read its PTE
+    /// (the caller retries and finds the PTE changed). Err if the pool is
+    /// full.
+    ///
+    /// The faulter read the entry from a PTE it does not hold still: another
+    /// faulter of the same PTE may have mapped the page and dropped the
+    /// slot's last entry, freeing the slot. The kernel's swapcache_prepare
+    /// sets SWAP_HAS_CACHE only while the entry's count is above 0, in the
+    /// same swap_map byte; here a hold on the count while the page is
+    /// published stands for it, so a page never lands in the cache of a
+    /// free slot (where the slot's next owner would overwrite it).
     pub fn read_in(
         &self,
         pages: &PagePool,
@@ -174,27 +184,36 @@ impl SwapSpace {
         mapping: Mapping,
         index: u32,
     ) -> Result<Option<PageId>, super::fault::OutOfPages> {
-        let page = pages
-            .alloc(mapping, index)
-            .ok_or(super::fault::OutOfPages)?;
+        if !self.try_dup(slot) {
+            return Ok(None);
+        }
+        let Some(page) = pages.alloc(mapping, index) else {
+            self.put(pages, slot);
+            return Err(super::fault::OutOfPages);
+        };
         pages.pin(page);
         // `folio->swap` first: a faulter finding the page in the cache
         // checks that it names the slot.
         pages.set_swap_slot(page, Some(slot));
-        match self.cache[slot as usize].compare_exchange(
-            NIL,
-            page.0,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => Ok(Some(page)),
-            Err(_) => {
-                pages.set_swap_slot(page, None);
-                pages.unpin(page);
-                pages.unpin(page);
-                Ok(None)
-            }
+        let published = self.cache[slot as usize]
+            .compare_exchange(NIL, page.0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if !published {
+            pages.set_swap_slot(page, None);
+            pages.unpin(page);
+            pages.unpin(page);
         }
+        // The hold goes; if the slot's entries went meanwhile, it was the
+        // last, and the slot is freed with the page just cached.
+        self.put(pages, slot);
+        if !published {
+            return Ok(None);
+        }
+        if pages.swap_slot(page) != Some(slot) {
+            pages.unpin(page);
+            return Ok(None);
+        }
+        Ok(Some(page))
     }
 
     /// Free `slot`, dropping its cache page if any.
@@ -261,6 +280,29 @@ mod tests {
         pool.swap.put(&pool, slot);
         assert!(!pool.swap.is_used(slot) && pool.swap_slot(back).is_none());
         assert_eq!(pool.pins(back), 1, "only the faulter's pin is left");
+    }
+
+    #[test]
+    fn a_read_in_of_a_slot_whose_entries_are_gone_publishes_nothing() {
+        let pool = PagePool::new(4);
+        let page = pool.alloc(anon(), 0).unwrap();
+        let slot = pool.swap.add_to_swap(&pool, page).unwrap();
+        pool.swap.dup(slot);
+        pool.swap.delete_from_swap_cache(&pool, page);
+        // The one entry goes (another faulter of the same PTE mapped it back
+        // from its own read-in): the slot is free.
+        pool.swap.put(&pool, slot);
+        assert!(!pool.swap.is_used(slot));
+        // A faulter that read the entry before it went now reads it in.
+        assert_eq!(pool.swap.read_in(&pool, slot, anon(), 0), Ok(None));
+        assert_eq!(
+            pool.swap.lookup(slot),
+            None,
+            "nothing cached in a free slot"
+        );
+        assert!(!pool.swap.is_used(slot));
+        assert_eq!(pool.swap.count(slot), 0);
+        assert_eq!(pool.live(), 1, "the read-in page went back to the pool");
     }
 
     #[test]
