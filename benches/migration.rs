@@ -13,9 +13,9 @@
 //! The difference between the two is what a split and merge pays for its
 //! data's lines coming from the other CPU (and the `Mutex` word's one line,
 //! some 70 ns here by calibrate's ping-pong). One iteration is a pair of
-//! turns, one on each CPU. The simulator prices the pair by
-//! the profile's `work.vma_ns` and `work.avc_ns`, which calibrate measures
-//! with a warm cache on one CPU, and moves only lock words between CPUs.
+//! turns, one on each CPU. The simulator prices the pair by the profile's
+//! `work.vma_ns` and `work.avc_ns`, which calibrate measures with a warm
+//! cache on one CPU, and moves only lock words between CPUs.
 //!
 //! Needs 2 online CPUs (skipped otherwise). Run briefly:
 //! `cargo bench --bench migration -- --warm-up-time 1 --measurement-time 3`.
