@@ -8,8 +8,9 @@
 //! another (a native run measures the machine: two at once would measure
 //! each other), then as many simulated runs on N virtual CPUs, pinned the
 //! same way, with the same seeds, in parallel (a simulated run depends only
-//! on its inputs). Each run gives its scaled role's ops/s;
-//! [`crate::report::crosscheck`] takes the medians and the error.
+//! on its inputs). Each run gives its scaled role's ops/s, in a
+//! [`CrossRow`] per point; the report above this layer takes the medians
+//! and the error.
 //!
 //! A profile is a snapshot of a machine that drifts: on a 2-vCPU VM,
 //! calibrations a minute apart put a vma's visit at 284-468 ns and the
