@@ -18,7 +18,10 @@
 //!   larger of two slices and a tick (update_entity_lag), and rejoins a
 //!   queue of n threads at V - lag x (n + 1) / n, so that joining does not
 //!   move V by more than its own lag (place_entity); with a fresh request.
-//!   An empty queue places it at its reference time.
+//!   An empty queue places it at its reference time. The placement and the
+//!   preemption check are one moment (ttwu_do_activate, under the run
+//!   queue's lock): a wakee without lag lands at V, where the running
+//!   thread still is, and does not preempt it.
 //! - sched_yield() forfeits the rest of an eligible thread's request: its
 //!   runtime jumps to its deadline, a slice further on; an ineligible
 //!   thread's yield changes neither (yield_task_fair after 79104becf42b,
@@ -28,8 +31,9 @@
 //!   side is in `Kernel::yield_now`).
 //! - DELAY_DEQUEUE (6.12 on): a thread that blocks ahead of V stays in its
 //!   queue, counted in V, until the pick meets it (then it leaves with the
-//!   lag it has by then) or it is woken: then it is runnable again where it
-//!   is, on that CPU, with a positive lag dropped (DELAY_ZERO). The
+//!   lag it has by then, cut to 0 if positive) or it is woken: then it is
+//!   runnable again where it is, on that CPU, with a positive lag dropped
+//!   (DELAY_ZERO, both ways: no lag is earned while queued asleep). The
 //!   kernel's side is in `Kernel::pick_next` and `Kernel::requeue_delayed`.
 //!
 //! Not modelled: PREEMPT_SHORT and custom slices (every thread has the same

@@ -760,22 +760,42 @@ impl Kernel {
     /// CPU it sent an IPI to: the wakee's, if idle or to be preempted.
     fn wake(&mut self, tid: u32, at: u64) -> Option<usize> {
         let t = &self.threads[tid as usize];
-        let cpu = if t.delayed {
-            self.requeue_delayed(tid, at)
+        let delayed = t.delayed;
+        let cpu = if delayed {
+            t.cpu
         } else {
-            let cpu = t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu));
-            self.place(tid, cpu, at);
-            cpu
+            t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu))
         };
+        // A busy CPU's queue gets the wakee a wake-up latency from now; it
+        // is placed, and the running thread's claim weighed against it, at
+        // that one moment, as ttwu_do_activate does both under the run
+        // queue's lock. (Placed now, a lag-0 wakee would find the running
+        // thread a latency ahead of V, so ineligible, and preempt it.)
+        let c = &self.cpus[cpu];
+        let busy = c.current.is_some() && !c.arriving(at);
+        let at = if busy {
+            at + self.latency(self.costs.sched.wakeup)
+        } else {
+            at
+        };
+        if delayed {
+            self.requeue_delayed(tid, at);
+        } else {
+            self.place(tid, cpu, at);
+        }
         if self.cpus[cpu].current.is_none() {
             // The idle CPU switches when the wakee gets there, as natively
             // sched_switch fires after the wake-up latency.
             let latency = self.latency(self.costs.sched.wakeup_idle);
             self.trace_switch(at + latency, cpu, None, PrevState::Runnable, Some(tid));
             self.dispatch(cpu, tid, at + latency);
+            self.cpus[cpu].waking = true;
             return Some(cpu);
         }
-        let at = at + self.latency(self.costs.sched.wakeup);
+        if self.cpus[cpu].arriving(at) {
+            self.join_wake_list(tid, cpu);
+            return None;
+        }
         self.enqueue(tid, cpu, at);
         let current = self.cpus[cpu].current.expect("checked above");
         let running = self.vruntime_at(current, at);
@@ -787,7 +807,21 @@ impl Kernel {
                 let avg = c.avg_vruntime(Some(running)).expect("a thread runs");
                 let pick = c.best_eligible(avg).map(|(.., t, _)| t);
                 let deadline = self.threads[current as usize].deadline;
-                eevdf::wakeup_preempts(running, deadline, avg, pick == Some(tid))
+                let r = eevdf::wakeup_preempts(running, deadline, avg, pick == Some(tid));
+                if std::env::var_os("DBGW").is_some() {
+                    let w = &self.threads[tid as usize];
+                    eprintln!(
+                        "DBGW cpu{cpu} cur{current} run={} dl={} avg={} n={} wakee{tid} v={} vlag={} pick={:?} -> {r}",
+                        running as i64 - avg as i64,
+                        deadline as i64 - running as i64,
+                        avg,
+                        c.nr_running(),
+                        w.vruntime as i64 - avg as i64,
+                        w.vlag,
+                        pick
+                    );
+                }
+                r
             }
         };
         if preempts {
@@ -795,6 +829,33 @@ impl Kernel {
             self.kick(cpu, at);
         }
         preempts.then_some(cpu)
+    }
+
+    /// Wake `tid` onto `cpu` while that CPU is still coming out of idle for
+    /// an earlier wakee. Natively a wake-up of an idle CPU goes on its wake
+    /// list with an IPI (ttwu_queue_wakelist); later wakers add to the list
+    /// and send none, and when the CPU gets there it activates the whole
+    /// list (sched_ttwu_pending) and schedule() picks among them. So no
+    /// wakee preempts one that has not run yet: the pick is made once, at
+    /// the CPU's arrival, among all of them.
+    fn join_wake_list(&mut self, tid: u32, cpu: usize) {
+        let arrival = self.cpus[cpu].exec_start;
+        let pending = self.cpus[cpu]
+            .current
+            .take()
+            .expect("an arriving CPU has its wakee");
+        // The earlier wakee's resumption at the arrival is cancelled.
+        self.threads[pending as usize].generation += 1;
+        self.enqueue(pending, cpu, arrival);
+        self.enqueue(tid, cpu, arrival);
+        let (_, next) = self.pick_next(cpu, None).expect("two were queued");
+        if next != pending
+            && let Some(trace) = self.trace.as_mut()
+        {
+            trace.rename_next(arrival, cpu, pending, next);
+        }
+        self.dispatch(cpu, next, arrival);
+        self.cpus[cpu].waking = true;
     }
 
     /// Give the woken `tid` its virtual runtime (and EEVDF deadline) on
@@ -824,9 +885,8 @@ impl Kernel {
 
     /// EEVDF: wake a delayed `tid` where it is queued (ttwu_runnable: it
     /// never left its CPU, so no CPU is chosen). Its entry goes, to come back
-    /// as a runnable one; a positive lag is dropped (DELAY_ZERO). Returns its
-    /// CPU.
-    fn requeue_delayed(&mut self, tid: u32, at: u64) -> usize {
+    /// as a runnable one; a positive lag is dropped (DELAY_ZERO).
+    fn requeue_delayed(&mut self, tid: u32, at: u64) {
         let base_slice = self.costs.sched.base_slice;
         let cpu = self.threads[tid as usize].cpu;
         let running = self.cpus[cpu].current.map(|c| self.vruntime_at(c, at));
@@ -840,7 +900,6 @@ impl Kernel {
         {
             (t.vruntime, t.deadline) = (avg, avg + base_slice);
         }
-        cpu
     }
 
     /// The next thread `cpu` runs, if any: the policy's pick, counting
@@ -862,13 +921,16 @@ impl Kernel {
         }
     }
 
-    /// A delayed `tid` leaves `cpu`'s queue (whose V, it counted, is `avg`).
+    /// A delayed `tid` leaves `cpu`'s queue (whose V, it counted, is `avg`)
+    /// with the lag it has now, but never a positive one (DELAY_ZERO,
+    /// finish_delayed_dequeue_entity): the pick meets it only once it is
+    /// eligible, and a sleeper is not to earn lag while it waits to leave.
     fn dequeue_delayed(&mut self, tid: u32, cpu: usize, avg: u64) {
         let sched = self.costs.sched;
         self.cpus[cpu].take(tid);
         let t = &mut self.threads[tid as usize];
         t.delayed = false;
-        t.vlag = eevdf::lag(avg, t.vruntime, sched.base_slice, sched.tick);
+        t.vlag = eevdf::lag(avg, t.vruntime, sched.base_slice, sched.tick).min(0);
     }
 
     /// EEVDF, at a reschedule of `cpu` at `now`: bring the running thread's

@@ -561,36 +561,137 @@ mod tests {
         );
     }
 
-    /// Two threads on one CPU, each running 20 us and sleeping 5 us, 200
-    /// times. Under CFS a wakee preempts only when it is a wake-up
-    /// granularity (ms) behind, never here, so each waits for the other to
-    /// sleep; under EEVDF it preempts a runner that is ahead of the average.
-    #[test]
-    fn eevdf_wakees_preempt_a_runner_ahead_of_the_average_and_cfs_ones_do_not() {
-        let involuntary = |policy| {
-            let mut p = profile();
-            p.sched.policy = policy;
-            let bodies = (0..2)
-                .map(|_| -> Body<'static> {
-                    Box::new(|| {
-                        for _ in 0..200 {
-                            Sim::user_work(20_000);
-                            Sim::sleep(5_000);
-                        }
-                    })
-                })
-                .collect();
-            let ended = run_on(Kernel::new(&p, 1, Preempt::User, 2, None, 1), bodies);
-            ended.threads.iter().map(|t| t.nivcsw).sum::<u64>()
+    /// One CPU, EEVDF: a hog (`hog_ns` of user work) and a sleeper. Returns
+    /// the hog's preemptions and the virtual microsecond the sleeper ended
+    /// at.
+    fn hog_and_sleeper(sleeper: Body<'static>, hog_first: bool, hog_ns: u64) -> (u64, u64) {
+        let mut p = profile();
+        p.sched.policy = SchedPolicy::Eevdf;
+        let ended = std::rc::Rc::new(Cell::new(0));
+        let at = ended.clone();
+        let sleeper: Body<'static> = Box::new(move || {
+            sleeper();
+            at.set(with_kernel(|k| k.now()).unwrap() / 1_000_000);
+        });
+        let hog: Body<'static> = Box::new(move || Sim::user_work(hog_ns));
+        let (bodies, hog_tid) = if hog_first {
+            (vec![hog, sleeper], 0)
+        } else {
+            (vec![sleeper, hog], 1)
         };
-        let (cfs, eevdf) = (
-            involuntary(SchedPolicy::Cfs),
-            involuntary(SchedPolicy::Eevdf),
+        let end = run_on(Kernel::new(&p, 1, Preempt::User, 2, None, 1), bodies);
+        (end.threads[hog_tid].nivcsw, ended.get())
+    }
+
+    /// The sleeper runs first and sleeps at once, with no lag: woken 100 us
+    /// later it is placed at V, which the running hog still is at, so the
+    /// hog stays eligible and keeps its CPU for its request (RUN_TO_PARITY;
+    /// place_entity and the preemption check happen at one moment in
+    /// ttwu_do_activate). The request ends at the first tick, 4 ms: only
+    /// then does the sleeper run its 10 us.
+    #[test]
+    fn a_wakee_without_lag_does_not_preempt_an_eligible_runner() {
+        let sleeper: Body<'static> = Box::new(|| {
+            Sim::sleep(100_000);
+            Sim::user_work(10_000);
+        });
+        let (preempted, ended_us) = hog_and_sleeper(sleeper, false, 5_000_000);
+        assert_eq!(
+            preempted, 1,
+            "preempted at the wake-up, not only at the tick"
         );
-        assert_eq!(cfs, 0, "CFS: {cfs} preemptions of a thread 20 us ahead");
         assert!(
-            eevdf >= 100,
-            "EEVDF: only {eevdf} preemptions in 400 wake-ups"
+            (4_000..4_100).contains(&ended_us),
+            "the sleeper ended at {ended_us} us, not just after the hog's first tick"
+        );
+    }
+
+    /// The hog runs first, to its first tick (4 ms: past its 3 ms request),
+    /// while the sleeper waits; the sleeper then runs 10 us and sleeps owed
+    /// about half of that (positive lag). Woken 100 us later it is placed
+    /// that far behind V, the hog is now ahead of V and the wakee is the
+    /// pick: it preempts the hog at once.
+    #[test]
+    fn a_wakee_owed_time_preempts_a_runner_ahead_of_the_average() {
+        let sleeper: Body<'static> = Box::new(|| {
+            Sim::user_work(10_000);
+            Sim::sleep(100_000);
+            Sim::user_work(10_000);
+        });
+        let (preempted, ended_us) = hog_and_sleeper(sleeper, true, 5_000_000);
+        assert_eq!(preempted, 2, "the tick's and the wake-up's preemptions");
+        assert!(
+            (4_100..4_200).contains(&ended_us),
+            "the sleeper ended at {ended_us} us, not 10 us after its wake-up at about 4.11 ms"
+        );
+    }
+
+    /// The sleeper runs 3.9 ms first, past its 3 ms request, and sleeps 5 ms
+    /// ahead of V: DELAY_DEQUEUE keeps it queued. At the 8 ms tick the hog
+    /// has caught up, the pick meets the sleeper eligible, a little owed,
+    /// and it leaves the queue with that lag cut to 0 (DELAY_ZERO). Woken at
+    /// 8.9 ms it is placed at V, so it waits for the hog's request to end at
+    /// the 12 ms tick; with the lag kept, it would preempt the hog at once.
+    #[test]
+    fn a_sleeper_dequeued_late_keeps_no_lag_it_earned_while_queued() {
+        let sleeper: Body<'static> = Box::new(|| {
+            Sim::user_work(3_900_000);
+            Sim::sleep(5_000_000);
+            Sim::user_work(10_000);
+        });
+        let (_, ended_us) = hog_and_sleeper(sleeper, false, 20_000_000);
+        assert!(
+            (12_000..12_100).contains(&ended_us),
+            "the sleeper ended at {ended_us} us, not just after the 12 ms tick"
+        );
+    }
+
+    /// Sleep until virtual nanosecond `ns`.
+    fn sleep_until(ns: u64) {
+        let now = with_kernel(|k| k.now()).unwrap() / 1_000;
+        Sim::sleep(ns - now);
+    }
+
+    /// One CPU, EEVDF. Z sleeps at once, with no lag, until 5 ms. X runs to
+    /// its first tick (4 ms) and on to 4.2 ms, then ends; P runs 10 us at
+    /// the tick and sleeps owed about 2 ms, until 5.004 ms. The CPU is idle
+    /// when Z wakes and takes 10 us (the profile's wakeup_idle_ns) to get
+    /// there; P's wake-up comes meanwhile. Natively it joins the idle CPU's
+    /// wake list, and on arrival schedule() picks among both: P, which is
+    /// owed time, runs first and Z, which has not run, is never preempted.
+    #[test]
+    fn wakees_of_a_cpu_still_coming_out_of_idle_are_picked_among_on_arrival() {
+        let mut p = profile();
+        p.sched.policy = SchedPolicy::Eevdf;
+        let bodies: Vec<Body<'static>> = vec![
+            Box::new(|| {
+                sleep_until(5_000_000);
+                Sim::user_work(50_000);
+            }),
+            Box::new(|| Sim::user_work(4_200_000)),
+            Box::new(|| {
+                Sim::user_work(10_000);
+                sleep_until(5_004_000);
+                Sim::user_work(50_000);
+            }),
+        ];
+        let mut kernel = Kernel::new(&p, 1, Preempt::User, 3, None, 1);
+        kernel.record_switches();
+        let ended = run_on(kernel, bodies);
+        let z = ended.threads[0];
+        assert_eq!(z.nivcsw, 0, "Z was preempted before or after it ran");
+        let from_idle: Vec<_> = ended
+            .trace
+            .expect("recorded")
+            .switches
+            .iter()
+            .filter(|s| s.prev.is_none() && s.at_ps > 4_500_000_000)
+            .map(|s| (s.at_ps / 1_000_000, s.next))
+            .collect();
+        assert_eq!(
+            from_idle,
+            vec![(5_010, Some(2))],
+            "the CPU's switch out of idle: to P, at Z's arrival"
         );
     }
 

@@ -189,6 +189,10 @@ pub struct Cpu {
     pub need_resched: bool,
     /// When `current` was dispatched.
     pub exec_start: u64,
+    /// `current` was woken onto this CPU while it was idle, and until
+    /// `exec_start` the CPU is still coming out of idle: later wake-ups join
+    /// its wake list ([`Cpu::arriving`]).
+    pub waking: bool,
     /// Time with a current thread before `exec_start`, picoseconds.
     pub busy: u64,
     /// The queue's monotonic minimum virtual runtime (cfs_rq->min_vruntime).
@@ -207,10 +211,17 @@ impl Cpu {
             request: 0,
             need_resched: false,
             exec_start: 0,
+            waking: false,
             busy: 0,
             min_vruntime: 0,
             next_noise: 0,
         }
+    }
+
+    /// Whether at `at` this CPU is still coming out of idle for the thread it
+    /// was woken for, which has not run yet.
+    pub fn arriving(&self, at: u64) -> bool {
+        self.waking && self.current.is_some() && at < self.exec_start
     }
 
     /// Threads runnable here, the running one included.

@@ -59,6 +59,20 @@ pub struct SchedTrace {
 }
 
 impl SchedTrace {
+    /// The switch at `at_ps` on `cpu` to `from` goes to `to` instead (a CPU
+    /// coming out of idle picked another wakee before it got there).
+    pub fn rename_next(&mut self, at_ps: u64, cpu: usize, from: u32, to: u32) {
+        let cpu = cpu as u32;
+        if let Some(s) = self
+            .switches
+            .iter_mut()
+            .rev()
+            .find(|s| s.at_ps == at_ps && s.cpu == cpu && s.next == Some(from))
+        {
+            s.next = Some(to);
+        }
+    }
+
     pub fn push(&mut self, s: Switch) {
         self.switches.push(s);
     }
