@@ -771,8 +771,7 @@ impl Kernel {
         // that one moment, as ttwu_do_activate does both under the run
         // queue's lock. (Placed now, a lag-0 wakee would find the running
         // thread a latency ahead of V, so ineligible, and preempt it.)
-        let c = &self.cpus[cpu];
-        let busy = c.current.is_some() && !c.arriving(at);
+        let busy = self.cpus[cpu].current.is_some() && !self.arriving(cpu, at);
         let at = if busy {
             at + self.latency(self.costs.sched.wakeup)
         } else {
@@ -792,7 +791,7 @@ impl Kernel {
             self.cpus[cpu].waking = true;
             return Some(cpu);
         }
-        if self.cpus[cpu].arriving(at) {
+        if self.arriving(cpu, at) {
             self.join_wake_list(tid, cpu);
             return None;
         }
@@ -829,6 +828,12 @@ impl Kernel {
             self.kick(cpu, at);
         }
         preempts.then_some(cpu)
+    }
+
+    /// Whether at `at` `cpu` is still coming out of idle for the thread it
+    /// was woken for, which has not run yet (not a switch between threads).
+    pub fn arriving(&self, cpu: usize, at: u64) -> bool {
+        self.cpus[cpu].arriving(at)
     }
 
     /// Wake `tid` onto `cpu` while that CPU is still coming out of idle for
@@ -1044,6 +1049,8 @@ impl Kernel {
         let c = &mut self.cpus[cpu];
         c.current = Some(tid);
         c.exec_start = at;
+        // A switch, not a wake-up from idle (whose caller sets it again).
+        c.waking = false;
         c.need_resched = false;
         let t = &mut self.threads[tid as usize];
         c.request = t.deadline.saturating_sub(t.vruntime);

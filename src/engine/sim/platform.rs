@@ -695,6 +695,45 @@ mod tests {
         );
     }
 
+    /// CPU 0 comes out of idle for Z at 1.01 ms (10 us after its timer); Q
+    /// wakes behind it. When Z sleeps at 1.11 ms, CPU 0 switches to Q, which
+    /// starts 0.6 us later (ctx_switch_ns): a switch, not an arrival from
+    /// idle, so a wake-up then is weighed against Q as on any busy CPU. A
+    /// probe on CPU 1 looks at CPU 0 in that window.
+    #[test]
+    fn a_cpu_switching_threads_is_not_coming_out_of_idle() {
+        let p = profile();
+        let seen = std::rc::Rc::new(Cell::new(None));
+        let probe = seen.clone();
+        let bodies: Vec<Body<'static>> = vec![
+            Box::new(|| {
+                sleep_until(1_000_000);
+                Sim::user_work(100_000);
+                Sim::sleep(1_000_000);
+            }),
+            Box::new(move || {
+                // Woken at 1.1003 ms, on CPU 1 10 us later.
+                sleep_until(1_100_300);
+                probe.set(with_kernel(|k| (k.now() / 1_000, k.arriving(0, k.now()))));
+            }),
+            Box::new(|| {
+                sleep_until(1_050_000);
+                Sim::user_work(10_000);
+            }),
+        ];
+        let pin = CpuList::parse("0,1,0", 2).unwrap();
+        run_on(Kernel::new(&p, 2, Preempt::User, 3, Some(&pin), 1), bodies);
+        let (at_ns, arriving) = seen.get().expect("the probe ran");
+        assert!(
+            (1_110_000..1_110_600).contains(&at_ns),
+            "the probe looked at {at_ns} ns, not in CPU 0's switch to Q"
+        );
+        assert!(
+            !arriving,
+            "CPU 0's switch to Q taken for a wake-up from idle"
+        );
+    }
+
     /// CPU 0 runs a hog and, second, a thread of 6 ms of work: with 3 ms
     /// requests checked at 4 ms ticks, the two tie at 8 ms and the second
     /// runs on to 10 ms, so it blocks 2 ms ahead of the hog. CPU 1's thread
