@@ -806,21 +806,7 @@ impl Kernel {
                 let avg = c.avg_vruntime(Some(running)).expect("a thread runs");
                 let pick = c.best_eligible(avg).map(|(.., t, _)| t);
                 let deadline = self.threads[current as usize].deadline;
-                let r = eevdf::wakeup_preempts(running, deadline, avg, pick == Some(tid));
-                if std::env::var_os("DBGW").is_some() {
-                    let w = &self.threads[tid as usize];
-                    eprintln!(
-                        "DBGW cpu{cpu} cur{current} run={} dl={} avg={} n={} wakee{tid} v={} vlag={} pick={:?} -> {r}",
-                        running as i64 - avg as i64,
-                        deadline as i64 - running as i64,
-                        avg,
-                        c.nr_running(),
-                        w.vruntime as i64 - avg as i64,
-                        w.vlag,
-                        pick
-                    );
-                }
-                r
+                eevdf::wakeup_preempts(running, deadline, avg, pick == Some(tid))
             }
         };
         if preempts {
