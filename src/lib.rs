@@ -4,9 +4,11 @@
 //! engine ([`engine`]) runs the storm's roles over it taking the lock under
 //! test ([`locks`]); the run's figures are computed by [`metrics`] into the
 //! plain data of [`results`], stored and read back by [`fileio`], and printed
-//! by [`report`]; [`sweep`] runs many points, [`torture`] stresses one lock on
-//! its own, locktorture style; [`cli`] wires the subcommands. Each layer
-//! imports only the layers before it in that list.
+//! by [`report`]; [`sweep`] runs many points, [`crosscheck`] runs points on
+//! both engines and [`reproduce`] a seed's scenarios (both hand plain
+//! [`results`] up, printed by [`report`] or [`cli`]), [`torture`] stresses one
+//! lock on its own, locktorture style; [`cli`] wires the subcommands. Each
+//! layer imports only the layers before it in that list.
 
 pub mod cli;
 pub mod crosscheck;

@@ -771,7 +771,8 @@ impl Kernel {
         // that one moment, as ttwu_do_activate does both under the run
         // queue's lock. (Placed now, a lag-0 wakee would find the running
         // thread a latency ahead of V, so ineligible, and preempt it.)
-        let busy = self.cpus[cpu].current.is_some() && !self.arriving(cpu, at);
+        let arriving = self.arriving(cpu, at);
+        let busy = self.cpus[cpu].current.is_some() && !arriving;
         let at = if busy {
             at + self.latency(self.costs.sched.wakeup)
         } else {
@@ -791,7 +792,7 @@ impl Kernel {
             self.cpus[cpu].waking = true;
             return Some(cpu);
         }
-        if self.arriving(cpu, at) {
+        if arriving {
             self.join_wake_list(tid, cpu);
             return None;
         }
