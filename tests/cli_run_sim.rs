@@ -182,13 +182,15 @@ fn voluntary_preemption_storms_where_none_does_not() {
     );
 }
 
-/// `--sched-trace` writes one sched_switch line per switch the run counted:
-/// every line parses as the tracepoint prints it, the lines are in time
-/// order as ftrace merges its CPUs' buffers (a wake-up of an idle CPU is
-/// recorded when sent and printed where it lands), and the lines of a
-/// worker leaving its CPU (not by exiting) add up to the report's voluntary
-/// and involuntary switches (the report counts them per thread, the trace
-/// per CPU: two ledgers of one schedule).
+/// `--sched-trace` writes one sched_switch line per switch the run counted
+/// and a sched_wakeup line per wake-up: every line parses as its
+/// tracepoint prints it, the lines are in time order as ftrace merges its
+/// CPUs' buffers (a wake-up of an idle CPU is recorded when sent and its
+/// switch printed where it lands), every switch out of an idle CPU is to a
+/// thread woken before it, and the lines of a worker leaving its CPU (not
+/// by exiting) add up to the report's voluntary and involuntary switches
+/// (the report counts them per thread, the trace per CPU: two ledgers of
+/// one schedule).
 #[test]
 fn the_sched_trace_is_the_runs_switches_as_ftrace_prints_them() {
     // The ticket lock: preempted holders make a yield storm. The percpu
@@ -239,23 +241,44 @@ fn sched_trace_of(lock: &str) -> TraceSeen {
         idle_wakes: 0,
     };
     let mut from_workers = 0u64;
+    // Threads woken and not yet switched to.
+    let mut woken = std::collections::BTreeSet::new();
+    let known = ["monitor-", "mprotect-", "munmap-"];
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         seen.lines += 1;
-        let (head, event) = line.split_once(": sched_switch: ").expect(line);
+        let (head, event) = line
+            .split_once(": sched_switch: ")
+            .or_else(|| line.split_once(": sched_wakeup: "))
+            .expect(line);
         let fields: Vec<&str> = head.split_whitespace().collect();
         let cpu: usize = fields[1].trim_matches(['[', ']']).parse().expect(line);
         let at: f64 = fields[3].parse().expect(line);
         assert!(cpu < 2, "{line}");
         assert!(at >= last, "{lock}: the trace went back in time: {line}");
         last = at;
+        if line.contains(": sched_wakeup: ") {
+            let comm = event.split_whitespace().next().unwrap();
+            assert!(known.iter().any(|k| comm.contains(k)), "{line}");
+            assert!(
+                event.ends_with(" target_cpu=000") || event.ends_with(" target_cpu=001"),
+                "{line}"
+            );
+            woken.insert(comm.trim_start_matches("comm=").to_string());
+            continue;
+        }
         let prev = event.split_whitespace().next().unwrap();
-        assert!(event.contains(" ==> next_comm="), "{line}");
+        let (_, next) = event.split_once(" ==> next_comm=").expect(line);
+        let next = next.split_whitespace().next().unwrap();
+        let was_woken = woken.remove(next);
         if prev.starts_with("prev_comm=swapper/") {
+            assert!(
+                was_woken,
+                "{lock}: an idle CPU switched to a thread nobody woke: {line}"
+            );
             seen.idle_wakes += 1;
         } else if !event.contains("prev_state=X") {
             // A worker's exit switches too, after its counters were read.
             from_workers += 1;
-            let known = ["monitor-", "mprotect-", "munmap-"];
             assert!(known.iter().any(|k| prev.contains(k)), "{line}");
         }
     }

@@ -52,10 +52,10 @@ pub struct Args {
     /// Write the run's CSV (one row per role) here
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write every simulated context switch here, as the kernel's
-    /// sched:sched_switch tracepoint prints them in /sys/kernel/tracing/trace
-    /// (sim only; about 150 bytes a switch, and a yield storm switches a
-    /// million times a virtual second)
+    /// Write every simulated context switch and wake-up here, as the
+    /// kernel's sched:sched_switch and sched:sched_wakeup tracepoints print
+    /// them in /sys/kernel/tracing/trace (sim only; about 150 bytes an
+    /// event, and a yield storm switches a million times a virtual second)
     #[arg(long, value_name = "FILE")]
     pub sched_trace: Option<PathBuf>,
     #[command(flatten)]
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
         (Some(_), RunEngine::Native { .. }) => {
             return Err(Error::usage(
                 "--sched-trace: only with --engine sim (natively, enable \
-                 events/sched/sched_switch in /sys/kernel/tracing)",
+                 events/sched/sched_switch and sched_wakeup in /sys/kernel/tracing)",
             ));
         }
     };

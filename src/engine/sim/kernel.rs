@@ -19,7 +19,7 @@ use super::eevdf;
 use super::events::Events;
 use super::noise::Noise;
 use super::sched::{Cpu, Point, Preempt, SchedPs};
-use super::trace::{PrevState, SchedTrace, Switch};
+use super::trace::{PrevState, SchedTrace, Switch, Wakeup};
 use crate::engine::cpus::CpuList;
 use crate::locks::platform::{ParkToken, UnparkToken};
 use crate::model::machine::{LineService, MachineProfile, SchedPolicy};
@@ -659,7 +659,7 @@ impl Kernel {
         let t = &self.threads[tid as usize];
         if t.state == State::Parked && t.generation == generation {
             // The timer interrupt wakes it; no task pays.
-            let _ = self.wake(tid, at);
+            let _ = self.wake(tid, at, None);
         }
     }
 
@@ -672,8 +672,6 @@ impl Kernel {
 
     // ---- parking ----
 
-    /// Take the queue lock of `key` (the kernel's wait_lock, a spinlock on
-    /// the line beside the lock word): spin while another thread holds it.
     /// Take the queue lock of `key` (the kernel's wait_lock, a spinlock on
     /// the line beside the lock word) if it is free; else spin on its line
     /// until the holder's release writes it ([`Suspend::Yes`]: try again).
@@ -748,7 +746,8 @@ impl Kernel {
             return 0;
         }
         let sched = self.costs.sched;
-        match self.wake(tid, now) {
+        let waker = Some((self.cpu(), self.current));
+        match self.wake(tid, now, waker) {
             Some(cpu) if cpu != self.cpu() => sched.wakeup_ipi,
             _ => sched.wakeup,
         }
@@ -756,9 +755,10 @@ impl Kernel {
 
     // ---- the scheduler ----
 
-    /// Make the parked `tid` runnable at `at` (try_to_wake_up). Returns the
-    /// CPU it sent an IPI to: the wakee's, if idle or to be preempted.
-    fn wake(&mut self, tid: u32, at: u64) -> Option<usize> {
+    /// Make the parked `tid` runnable at `at` (try_to_wake_up) for `waker`
+    /// (its CPU and thread; None: a timer). Returns the CPU it sent an IPI
+    /// to: the wakee's, if idle or to be preempted.
+    fn wake(&mut self, tid: u32, at: u64, waker: Option<(usize, u32)>) -> Option<usize> {
         let t = &self.threads[tid as usize];
         let delayed = t.delayed;
         let cpu = if delayed {
@@ -766,6 +766,15 @@ impl Kernel {
         } else {
             t.pinned.unwrap_or_else(|| self.select_cpu(t.cpu))
         };
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push_wakeup(Wakeup {
+                at_ps: at,
+                cpu: waker.map_or(cpu, |(c, _)| c) as u32,
+                waker: waker.map(|(_, t)| t),
+                wakee: tid,
+                target: cpu as u32,
+            });
+        }
         // A busy CPU's queue gets the wakee a wake-up latency from now; it
         // is placed, and the running thread's claim weighed against it, at
         // that one moment, as ttwu_do_activate does both under the run

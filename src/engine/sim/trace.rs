@@ -1,7 +1,8 @@
-//! The simulator's context switches as the kernel's `sched:sched_switch`
-//! tracepoint prints them, so a simulated schedule can be read with the
-//! same scripts as a native one (`/sys/kernel/tracing/trace` with
-//! `events/sched/sched_switch` enabled, or `trace-cmd report`).
+//! The simulator's context switches and wake-ups as the kernel's
+//! `sched:sched_switch` and `sched:sched_wakeup` tracepoints print them, so
+//! a simulated schedule can be read with the same scripts as a native one
+//! (`/sys/kernel/tracing/trace` with those two events enabled, or
+//! `trace-cmd report`).
 //!
 //! Why: a crosscheck row that is off says only that the throughput differs.
 //! Setting the two schedules side by side says where: on synchro at 2 CPUs
@@ -9,8 +10,11 @@
 //! slice while the other CPU's threads hand it back and forth by
 //! sched_yield every microsecond, which only a per-switch record shows.
 //!
-//! One line per switch, in the text format of the tracepoint (TP_printk of
-//! include/trace/events/sched.h): `prev_state` is `R` for a thread that
+//! One line per event, in the text format of the tracepoints (TP_printk of
+//! include/trace/events/sched.h). A wake-up is printed on the waker's CPU
+//! when it is issued, by the waking thread (`<idle>-0` for a timer), with
+//! the wakee's CPU as `target_cpu`; the switch to the wakee follows a
+//! wake-up latency later. In a switch, `prev_state` is `R` for a thread that
 //! stays runnable (preempted or yielded), `S` for one that blocked, `X` for
 //! one that exited; the idle task is `swapper/N`, pid 0. Times are virtual
 //! seconds to the microsecond, as ftrace prints them. Simulated thread i
@@ -50,12 +54,25 @@ pub struct Switch {
     pub next: Option<u32>,
 }
 
-/// A run's switches, in the order they were recorded: a wake-up of an idle
-/// CPU is recorded when it is sent and happens a latency later, so
-/// [`SchedTrace::to_ftrace`] puts them in time order.
+/// One wake-up: `waker` (None: a timer) on `cpu` made `wakee` runnable on
+/// `target`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wakeup {
+    pub at_ps: u64,
+    pub cpu: u32,
+    pub waker: Option<u32>,
+    pub wakee: u32,
+    pub target: u32,
+}
+
+/// A run's switches and wake-ups, in the order they were recorded: the
+/// switch that ends an idle CPU's wait is recorded when the wake-up is sent
+/// and happens a latency later, so [`SchedTrace::to_ftrace`] puts them in
+/// time order.
 #[derive(Debug, Default)]
 pub struct SchedTrace {
     pub switches: Vec<Switch>,
+    pub wakeups: Vec<Wakeup>,
 }
 
 impl SchedTrace {
@@ -77,37 +94,67 @@ impl SchedTrace {
         self.switches.push(s);
     }
 
-    /// The trace as ftrace's text in time order (ties in the order
-    /// recorded), thread i named `names[i]`.
+    pub fn push_wakeup(&mut self, w: Wakeup) {
+        self.wakeups.push(w);
+    }
+
+    /// The trace as ftrace's text in time order (ties: wake-ups first, then
+    /// in the order recorded), thread i named `names[i]`.
     pub fn to_ftrace(&self, names: &[String], cpus: usize) -> String {
-        let mut out = String::with_capacity(self.switches.len() * 160 + 256);
+        let events = self.switches.len() + self.wakeups.len();
+        let mut out = String::with_capacity(events * 160 + 256);
         let _ = writeln!(out, "# tracer: nop");
         let _ = writeln!(
             out,
-            "# rmap-storm simulator: {} switches on {cpus} virtual CPUs; times in virtual seconds",
-            self.switches.len()
+            "# rmap-storm simulator: {} switches and {} wake-ups on {cpus} virtual CPUs; times in virtual seconds",
+            self.switches.len(),
+            self.wakeups.len()
         );
         let _ = writeln!(out, "#           TASK-PID     CPU#  TIMESTAMP  FUNCTION");
-        let task = |t: Option<u32>, cpu: u32| match t {
+        let task = |t: Option<u32>, idle: &str| match t {
             Some(t) => (Cow::Borrowed(names[t as usize].as_str()), t + 1),
-            None => (Cow::Owned(format!("swapper/{cpu}")), 0),
+            None => (Cow::Owned(idle.to_string()), 0),
         };
-        let mut order: Vec<&Switch> = self.switches.iter().collect();
-        order.sort_by_key(|s| s.at_ps);
-        for s in order {
-            let (prev, prev_pid) = task(s.prev, s.cpu);
-            let (next, next_pid) = task(s.next, s.cpu);
-            let us = s.at_ps / 1_000_000;
-            let _ = writeln!(
-                out,
-                "{:>16} [{:03}] d..2. {:>5}.{:06}: sched_switch: prev_comm={prev} prev_pid={prev_pid} \
-                 prev_prio=120 prev_state={} ==> next_comm={next} next_pid={next_pid} next_prio=120",
-                format!("{prev}-{prev_pid}"),
-                s.cpu,
-                us / 1_000_000,
-                us % 1_000_000,
-                s.state.letter(),
-            );
+        let stamp = |at_ps: u64| {
+            let us = at_ps / 1_000_000;
+            format!("{:>5}.{:06}", us / 1_000_000, us % 1_000_000)
+        };
+        let mut order: Vec<(u64, Result<&Wakeup, &Switch>)> = self
+            .wakeups
+            .iter()
+            .map(|w| (w.at_ps, Ok(w)))
+            .chain(self.switches.iter().map(|s| (s.at_ps, Err(s))))
+            .collect();
+        order.sort_by_key(|&(at, ref e)| (at, e.is_err()));
+        for (at, event) in order {
+            match event {
+                Ok(w) => {
+                    let (waker, waker_pid) = task(w.waker, "<idle>");
+                    let (wakee, wakee_pid) = task(Some(w.wakee), "");
+                    let _ = writeln!(
+                        out,
+                        "{:>16} [{:03}] dN.3. {}: sched_wakeup: comm={wakee} pid={wakee_pid} prio=120 target_cpu={:03}",
+                        format!("{waker}-{waker_pid}"),
+                        w.cpu,
+                        stamp(at),
+                        w.target,
+                    );
+                }
+                Err(s) => {
+                    let idle = format!("swapper/{}", s.cpu);
+                    let (prev, prev_pid) = task(s.prev, &idle);
+                    let (next, next_pid) = task(s.next, &idle);
+                    let _ = writeln!(
+                        out,
+                        "{:>16} [{:03}] d..2. {}: sched_switch: prev_comm={prev} prev_pid={prev_pid} \
+                         prev_prio=120 prev_state={} ==> next_comm={next} next_pid={next_pid} next_prio=120",
+                        format!("{prev}-{prev_pid}"),
+                        s.cpu,
+                        stamp(at),
+                        s.state.letter(),
+                    );
+                }
+            }
         }
         out
     }
@@ -146,5 +193,42 @@ mod tests {
             "prev_comm=munmap-0 prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"
         ));
         assert!(lines[1].contains("[000] d..2.     2.000000:"));
+    }
+    #[test]
+    fn a_wakeup_prints_as_the_sched_wakeup_tracepoint_before_a_switch_at_its_time() {
+        let mut t = SchedTrace::default();
+        t.push(Switch {
+            at_ps: 3_000_000,
+            cpu: 0,
+            prev: None,
+            state: PrevState::Runnable,
+            next: Some(1),
+        });
+        t.push_wakeup(Wakeup {
+            at_ps: 3_000_000,
+            cpu: 0,
+            waker: None,
+            wakee: 1,
+            target: 0,
+        });
+        t.push_wakeup(Wakeup {
+            at_ps: 1_000_000,
+            cpu: 1,
+            waker: Some(0),
+            wakee: 1,
+            target: 0,
+        });
+        let names = ["monitor-0".to_string(), "munmap-0".to_string()];
+        let text = t.to_ftrace(&names, 2);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            lines[0],
+            "     monitor-0-1 [001] dN.3.     0.000001: sched_wakeup: comm=munmap-0 pid=2 prio=120 target_cpu=000"
+        );
+        assert_eq!(
+            lines[1],
+            "        <idle>-0 [000] dN.3.     0.000003: sched_wakeup: comm=munmap-0 pid=2 prio=120 target_cpu=000"
+        );
+        assert!(lines[2].contains("sched_switch: prev_comm=swapper/0 prev_pid=0"));
     }
 }
