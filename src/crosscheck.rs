@@ -20,9 +20,8 @@
 //! its sides run on that profile: the machine the simulator models is the
 //! one the native runs met, within seconds.
 
-use crate::engine::native::calibrate;
 use crate::engine::sim::{Preempt, SimSpec};
-use crate::engine::{self, RunConfig, RunEngine, RunRequest};
+use crate::engine::{self, RunConfig, RunEngine, RunRequest, calibrate};
 use crate::locks::LockKind;
 use crate::model::Model;
 use crate::model::machine::MachineProfile;

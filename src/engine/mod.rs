@@ -14,6 +14,11 @@ pub mod native;
 pub mod sim;
 pub mod storm;
 
+/// Measuring this machine for a simulator profile. It runs on real threads
+/// (the native engine's probes and storm), and a layer above that needs it
+/// (crosscheck's `--recalibrate`) reaches it here, not inside an engine.
+pub use native::calibrate;
+
 use crate::locks::LockKind;
 use crate::model::machine::MachineProfile;
 use crate::model::workload::MAX_THREADS;
