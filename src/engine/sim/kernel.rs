@@ -746,9 +746,9 @@ impl Kernel {
             return 0;
         }
         let sched = self.costs.sched;
-        let waker = Some((self.cpu(), self.current));
-        match self.wake(tid, now, waker) {
-            Some(cpu) if cpu != self.cpu() => sched.wakeup_ipi,
+        let mine = self.cpu();
+        match self.wake(tid, now, Some((mine, self.current))) {
+            Some(cpu) if cpu != mine => sched.wakeup_ipi,
             _ => sched.wakeup,
         }
     }

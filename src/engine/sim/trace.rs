@@ -119,28 +119,33 @@ impl SchedTrace {
             let us = at_ps / 1_000_000;
             format!("{:>5}.{:06}", us / 1_000_000, us % 1_000_000)
         };
-        let mut order: Vec<(u64, Result<&Wakeup, &Switch>)> = self
+        // Ties: a wake-up before the switch it may cause, as ftrace has them.
+        let mut order: Vec<Line> = self
             .wakeups
             .iter()
-            .map(|w| (w.at_ps, Ok(w)))
-            .chain(self.switches.iter().map(|s| (s.at_ps, Err(s))))
+            .map(Line::Wakeup)
+            .chain(self.switches.iter().map(Line::Switch))
             .collect();
-        order.sort_by_key(|&(at, ref e)| (at, e.is_err()));
-        for (at, event) in order {
-            match event {
-                Ok(w) => {
+        order.sort_by_key(|l| match l {
+            Line::Wakeup(w) => (w.at_ps, 0),
+            Line::Switch(s) => (s.at_ps, 1),
+        });
+        for line in order {
+            match line {
+                Line::Wakeup(w) => {
                     let (waker, waker_pid) = task(w.waker, "<idle>");
-                    let (wakee, wakee_pid) = task(Some(w.wakee), "");
+                    let wakee = &names[w.wakee as usize];
                     let _ = writeln!(
                         out,
-                        "{:>16} [{:03}] dN.3. {}: sched_wakeup: comm={wakee} pid={wakee_pid} prio=120 target_cpu={:03}",
+                        "{:>16} [{:03}] dN.3. {}: sched_wakeup: comm={wakee} pid={} prio=120 target_cpu={:03}",
                         format!("{waker}-{waker_pid}"),
                         w.cpu,
-                        stamp(at),
+                        stamp(w.at_ps),
+                        w.wakee + 1,
                         w.target,
                     );
                 }
-                Err(s) => {
+                Line::Switch(s) => {
                     let idle = format!("swapper/{}", s.cpu);
                     let (prev, prev_pid) = task(s.prev, &idle);
                     let (next, next_pid) = task(s.next, &idle);
@@ -150,7 +155,7 @@ impl SchedTrace {
                          prev_prio=120 prev_state={} ==> next_comm={next} next_pid={next_pid} next_prio=120",
                         format!("{prev}-{prev_pid}"),
                         s.cpu,
-                        stamp(at),
+                        stamp(s.at_ps),
                         s.state.letter(),
                     );
                 }
@@ -158,6 +163,12 @@ impl SchedTrace {
         }
         out
     }
+}
+
+/// One line of the printed trace.
+enum Line<'a> {
+    Wakeup(&'a Wakeup),
+    Switch(&'a Switch),
 }
 
 #[cfg(test)]
@@ -194,6 +205,7 @@ mod tests {
         ));
         assert!(lines[1].contains("[000] d..2.     2.000000:"));
     }
+
     #[test]
     fn a_wakeup_prints_as_the_sched_wakeup_tracepoint_before_a_switch_at_its_time() {
         let mut t = SchedTrace::default();
