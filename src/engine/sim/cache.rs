@@ -80,7 +80,8 @@ struct Line {
     /// Moves waiting for the line: writes are served before reads.
     writes: VecDeque<Request>,
     reads: VecDeque<Request>,
-    /// Threads spinning on the line, with the wait generation they registered in.
+    /// Threads spinning on the line, with the spin (a thread's count of its
+    /// spins) they registered in.
     watchers: Vec<(u32, u32)>,
 }
 
@@ -388,9 +389,9 @@ impl Lines {
         self.lines[id.0 as usize].version
     }
 
-    /// Register thread `tid` (wait generation `generation`) as spinning on `id`.
-    pub fn watch(&mut self, id: Slot, tid: u32, generation: u32) {
-        self.line(id).watchers.push((tid, generation));
+    /// Register thread `tid` (in its spin number `spin`) as spinning on `id`.
+    pub fn watch(&mut self, id: Slot, tid: u32, spin: u32) {
+        self.line(id).watchers.push((tid, spin));
     }
 }
 

@@ -734,6 +734,45 @@ mod tests {
         );
     }
 
+    /// A user-space waiter on a queue lock (parking_lot's bucket lock) whose
+    /// CPU has another thread queued: its slice may end, so its spin is cut
+    /// at the slice end, and it must still see the holder's release at once.
+    /// CPU 1's thread holds the lock 100 us; CPU 0's first thread asks for
+    /// it at 10 us and gets it as the release's write reaches it; CPU 0's
+    /// second thread only waits for the CPU. (With the lines watched under
+    /// the thread's event generation, the cut invalidated the watch and the
+    /// waiter spun to its slice end at the 4 ms tick.)
+    #[test]
+    fn a_spin_cut_at_its_slice_end_still_sees_the_release() {
+        const KEY: usize = 0x40;
+        let got = std::rc::Rc::new(Cell::new(0));
+        let at = got.clone();
+        let bodies: Vec<Body<'static>> = vec![
+            Box::new(move || {
+                Sim::user_work(10_000);
+                lock_bucket(KEY);
+                at.set(with_kernel(|k| k.now()).unwrap() / 1_000);
+                unlock_bucket(KEY);
+            }),
+            Box::new(|| {
+                lock_bucket(KEY);
+                Sim::user_work(100_000);
+                unlock_bucket(KEY);
+            }),
+            Box::new(|| Sim::user_work(1_000_000)),
+        ];
+        let pin = CpuList::parse("0,1,0", 2).unwrap();
+        run_on(
+            Kernel::new(&profile(), 2, Preempt::User, 3, Some(&pin), 1),
+            bodies,
+        );
+        let ns = got.get();
+        assert!(
+            (100_000..101_000).contains(&ns),
+            "the waiter took the lock at {ns} ns, not as the release at 100 us reached it"
+        );
+    }
+
     /// CPU 0 runs a hog and, second, a thread of 6 ms of work: with 3 ms
     /// requests checked at 4 ms ticks, the two tie at 8 ms and the second
     /// runs on to 10 ms, so it blocks 2 ms ahead of the hog. CPU 1's thread
