@@ -24,9 +24,11 @@
 //! Not timed: which fair scheduler this kernel runs (`sched.policy`: EEVDF
 //! from 6.6, by /proc/sys/kernel/osrelease) and its tunables' defaults for
 //! this many CPUs, scaled by 1 + ilog2(min(CPUs, 8)) as kernel/sched/fair.c
-//! scales them (EEVDF's base slice 0.75 ms; CFS's latency 6 ms, minimum
-//! granularity 0.75 ms, wake-up granularity 1 ms): the kernel's own
-//! sched/debug files, where they could say more, need debugfs.
+//! scales them (EEVDF's base slice 0.75 ms, 0.70 ms from 6.15; CFS's
+//! latency 6 ms, minimum granularity 0.75 ms, wake-up granularity 1 ms).
+//! Where debugfs is readable (root), the base slice in effect is read from
+//! /sys/kernel/debug/sched/debug instead, since 6.12.y backported the
+//! 0.70 ms one and a site may tune it.
 //!
 //! Each figure is the median of several trials; every trial reports its own
 //! mean per operation, so the spread across trials shows the noise of a
@@ -166,6 +168,9 @@ pub struct Calibration {
     pub evicted_bytes: usize,
     /// This kernel's release (/proc/sys/kernel/osrelease), if readable.
     pub kernel: Option<String>,
+    /// The running kernel's EEVDF base slice in ns, if [`SCHED_DEBUG`] is
+    /// readable: a backported or tuned slice, which the release cannot tell.
+    pub base_slice_ns: Option<f64>,
 }
 
 /// Measure every figure of [`Calibration`] on this machine; `model` is the
@@ -282,6 +287,9 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
             .map(|s| s.trim().to_string()),
+        base_slice_ns: std::fs::read_to_string(SCHED_DEBUG)
+            .ok()
+            .and_then(|debug| base_slice_in(&debug)),
     })
 }
 
@@ -1146,11 +1154,15 @@ impl Calibration {
             "sched.policy".into(),
             format!("this kernel ({release}, /proc/sys/kernel/osrelease) runs {which}"),
         );
+        // EEVDF's request: 0.75 ms until 6.15 (and 6.12.y before its
+        // backport), 0.70 ms since (2ae891b82695, "sched: Reduce the default
+        // slice to avoid tasks getting an extra tick").
+        let slice_ms = if version >= (6, 15) { 0.70 } else { 0.75 };
         let tunables = [
             (
                 "sched.base_slice_ns",
                 "sysctl_sched_base_slice",
-                750_000.0,
+                slice_ms * 1e6,
                 eevdf,
             ),
             (
@@ -1188,7 +1200,27 @@ impl Calibration {
                 ),
             );
         }
+        if let Some(ns) = self.base_slice_ns.filter(|_| eevdf) {
+            p.sched.base_slice_ns = ns;
+            notes.insert(
+                "sched.base_slice_ns".into(),
+                format!("read: the running kernel's .sysctl_sched_base_slice in {SCHED_DEBUG}"),
+            );
+        }
     }
+}
+
+/// The scheduler's debug file (debugfs, root only), which prints the tunables
+/// in effect.
+const SCHED_DEBUG: &str = "/sys/kernel/debug/sched/debug";
+
+/// `.sysctl_sched_base_slice : 1.400000` (ms) from the debug file's text.
+fn base_slice_in(debug: &str) -> Option<f64> {
+    let line = debug
+        .lines()
+        .find(|l| l.trim_start().starts_with(".sysctl_sched_base_slice"))?;
+    let ms: f64 = line.split(':').nth(1)?.trim().parse().ok()?;
+    (ms.is_finite() && ms > 0.0).then_some(ms * 1e6)
 }
 
 /// (major, minor) of a kernel release such as `6.18.44-fc-v1045`.
@@ -1323,6 +1355,7 @@ mod tests {
             storm_span: Duration::from_secs(1),
             evicted_bytes: 64 << 20,
             kernel: Some("6.18.44-fc-v1045".into()),
+            base_slice_ns: None,
         };
         let (p, notes) = cal.profile(&base, "base.toml");
         assert_eq!(p.topology.cpus(), 3);
@@ -1358,14 +1391,31 @@ mod tests {
         assert!(notes["cache.atomic_ns"].starts_with("measured: median of 3 trials"));
         // Every cost has a note.
         assert!(p.costs().iter().all(|(k, _)| notes.contains_key(k)));
-        // 6.18 runs EEVDF: 0.75 ms x (1 + ilog2(3)) = 1.5 ms; CFS's keys
+        // 6.18 runs EEVDF: 0.70 ms x (1 + ilog2(3)) = 1.4 ms; CFS's keys
         // at their defaults too, marked unused.
         assert_eq!(p.sched.policy, SchedPolicy::Eevdf);
-        assert_eq!(p.sched.base_slice_ns, 1_500_000.0);
+        assert_eq!(p.sched.base_slice_ns, 1_400_000.0);
         assert_eq!(p.sched.sched_latency_ns, 12_000_000.0);
         assert!(notes["sched.policy"].contains("6.18.44-fc-v1045"));
         assert!(
             notes["sched.wakeup_granularity_ns"].ends_with("unused by this kernel's scheduler")
+        );
+        // The running kernel's slice, when read, wins over the release's.
+        let read = Calibration {
+            base_slice_ns: Some(2_100_000.0),
+            ..cal.clone()
+        };
+        let (p, notes) = read.profile(&base, "base.toml");
+        assert_eq!(p.sched.base_slice_ns, 2_100_000.0);
+        assert!(notes["sched.base_slice_ns"].starts_with("read: "));
+        // 6.14 still had 0.75 ms: 1.5 ms on 3 CPUs.
+        let older = Calibration {
+            kernel: Some("6.14.2".into()),
+            ..cal.clone()
+        };
+        assert_eq!(
+            older.profile(&base, "base.toml").0.sched.base_slice_ns,
+            1_500_000.0
         );
         let cfs = Calibration {
             kernel: Some("6.5.0".into()),
@@ -1392,6 +1442,14 @@ mod tests {
         assert_eq!(kernel_version("2.6.32-754.el6.x86_64"), Some((2, 6)));
         assert_eq!(kernel_version("6.6-rc1"), Some((6, 6)));
         assert_eq!(kernel_version("linux"), None);
+    }
+
+    #[test]
+    fn the_base_slice_is_read_from_the_scheduler_debug_file() {
+        let debug = "sysctl_sched\n  .sysctl_sched_base_slice                 : 1.400000\n  .sysctl_sched_features                   : 99674079\n";
+        assert_eq!(base_slice_in(debug), Some(1_400_000.0));
+        assert_eq!(base_slice_in("sysctl_sched\n"), None);
+        assert_eq!(base_slice_in("  .sysctl_sched_base_slice : -1\n"), None);
     }
 
     #[test]
