@@ -25,7 +25,9 @@
 //! - sched_yield() forfeits the rest of an eligible thread's request: its
 //!   runtime jumps to its deadline, a slice further on; an ineligible
 //!   thread's yield changes neither (yield_task_fair after 79104becf42b,
-//!   6.18 and the 6.12.y stable line). The pick that follows counts the
+//!   6.18 and the 6.12.y stable line). Before either, the yield updates the
+//!   running thread (update_curr), which starts a new request if the old
+//!   one is used up, so a yielder past its deadline forfeits the new one. The pick that follows counts the
 //!   yielder as pick_eevdf counts the current entity: still eligible with
 //!   the earliest deadline, it runs on, and no switch happens (the kernel
 //!   side is in `Kernel::yield_now`).
@@ -83,14 +85,15 @@ pub fn keeps_cpu(vruntime: u64, deadline: u64, avg: u64, best: Option<(u64, u64)
 }
 
 /// sched_yield() by a thread at (`vruntime`, `deadline`) of a queue whose V
-/// (it counted) is `avg`: (virtual runtime, deadline) after it. An eligible
-/// thread forfeits the rest of its request; an ineligible one keeps both,
-/// as yield_task_fair has since 79104becf42b (before it, every yield pushed
-/// the deadline a slice on and left the runtime alone).
+/// (it counted) is `avg`: (virtual runtime, deadline) after it. The request
+/// is renewed first if used up (update_curr's update_deadline); then an
+/// eligible thread forfeits the rest of it and an ineligible one keeps
+/// both, as yield_task_fair has since 79104becf42b (before it, every yield
+/// pushed the deadline a slice on and left the runtime alone).
 pub fn yielded(vruntime: u64, deadline: u64, avg: u64, base_slice: u64) -> (u64, u64) {
+    let deadline = renew(vruntime, deadline, base_slice);
     if vruntime <= avg {
-        let vruntime = vruntime.max(deadline);
-        (vruntime, vruntime + base_slice)
+        (deadline, deadline + base_slice)
     } else {
         (vruntime, deadline)
     }
@@ -151,6 +154,16 @@ mod tests {
             yielded(200, 300, 150, 200),
             (200, 300),
             "ineligible: nothing changes"
+        );
+    }
+
+    #[test]
+    fn a_yielder_past_its_deadline_forfeits_the_renewed_request() {
+        assert_eq!(yielded(350, 300, 400, 200), (550, 750));
+        assert_eq!(
+            yielded(450, 300, 400, 200),
+            (450, 650),
+            "ineligible: only the renewal"
         );
     }
 }
