@@ -22,13 +22,12 @@
 //!   preemption check are one moment (ttwu_do_activate, under the run
 //!   queue's lock): a wakee without lag lands at V, where the running
 //!   thread still is, and does not preempt it.
-//! - sched_yield() forfeits the rest of an eligible thread's request: its
-//!   runtime jumps to its deadline, a slice further on; an ineligible
-//!   thread's yield changes neither (yield_task_fair after 79104becf42b,
-//!   6.18 and the 6.12.y stable line). Before either, the yield updates the
-//!   running thread (update_curr), which starts a new request if the old
-//!   one is used up, so a yielder past its deadline forfeits the new one. The pick that follows counts the
-//!   yielder as pick_eevdf counts the current entity: still eligible with
+//! - sched_yield() first updates the running thread (update_curr), which
+//!   starts a new request if the old one is used up; then it forfeits the
+//!   rest of an eligible thread's request: its runtime jumps to its
+//!   deadline, a slice further on; an ineligible thread's yield changes
+//!   nothing more (yield_task_fair after 79104becf42b, 6.18 and the 6.12.y
+//!   stable line). The pick that follows counts the yielder as pick_eevdf counts the current entity: still eligible with
 //!   the earliest deadline, it runs on, and no switch happens (the kernel
 //!   side is in `Kernel::yield_now`).
 //! - DELAY_DEQUEUE (6.12 on): a thread that blocks ahead of V stays in its
