@@ -27,9 +27,10 @@
 //!   rest of an eligible thread's request: its runtime jumps to its
 //!   deadline, a slice further on; an ineligible thread's yield changes
 //!   nothing more (yield_task_fair after 79104becf42b, 6.18 and the 6.12.y
-//!   stable line). The pick that follows counts the yielder as pick_eevdf counts the current entity: still eligible with
-//!   the earliest deadline, it runs on, and no switch happens (the kernel
-//!   side is in `Kernel::yield_now`).
+//!   stable line). The pick that follows counts the yielder as pick_eevdf
+//!   counts the current entity: still eligible with the earliest deadline,
+//!   it runs on, and no switch happens (the kernel side is in
+//!   `Kernel::yield_now`).
 //! - DELAY_DEQUEUE (6.12 on): a thread that blocks ahead of V stays in its
 //!   queue, counted in V, until the pick meets it (then it leaves with the
 //!   lag it has by then, cut to 0 if positive) or it is woken: then it is
