@@ -172,6 +172,11 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "the waker's own time in that wake (ttwu + IPI) -> sched.wakeup_ipi_ns".into(),
         ),
         (
+            "handoff_busy",
+            two(&cal.handoff_busy),
+            "median futex wake of a thread whose CPU runs a spinner it preempts -> sched.resched_ipi_ns".into(),
+        ),
+        (
             "noise_interval",
             Some(cal.noise_interval.clone()),
             "uninterrupted time per gap over 2 us of a clock-reading loop -> sched.noise_interval_ns".into(),

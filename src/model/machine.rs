@@ -10,7 +10,8 @@
 //! threads_per_core = 1
 //! [cache]                      # ns: hit_ns atomic_ns smt_ns die_ns socket_ns
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
-//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns wakeup_ipi_ns yield_ns
+//! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns wakeup_ipi_ns resched_ipi_ns
+//!                              #     yield_ns
 //!                              #     jitter_ns noise_interval_ns noise_ns tick_ns sched_latency_ns
 //!                              #     min_granularity_ns wakeup_granularity_ns base_slice_ns
 //! policy = "cfs"               # the fair scheduler: "cfs" | "eevdf"
@@ -289,6 +290,12 @@ costs! {
         /// it sends (to an idle CPU, or to preempt another CPU's task); under a
         /// hypervisor the IPI exits to the host.
         wakeup_ipi_ns,
+        /// A wake-up from another CPU that preempts this CPU's running task:
+        /// from the waker's try_to_wake_up until that task is interrupted
+        /// (the reschedule IPI and its delivery; under a hypervisor an exit
+        /// to the host on both sides). A wake-up that does not preempt needs
+        /// no IPI and queues the wakee after `wakeup_ns`.
+        resched_ipi_ns,
         /// sched_yield() itself, whether or not it switches: the syscall and
         /// the scheduler's pass (yield_task_fair, pick_next_task). A switch
         /// it makes costs `ctx_switch_ns` on top. User-space spinners yield
@@ -651,7 +658,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 13 + 15);
+        assert_eq!(keys.len(), 8 + 14 + 15);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

@@ -13,6 +13,7 @@
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
 //! | handoff spread | each handoff of the one-CPU run timed on its own (the giver's clock before the wake, the taker's once it runs): interquartile range / ln 3, the scale of the exponential tail the simulator draws latencies with; over √2 since the handoff is a wake-up and a switch | `sched.jitter_ns` |
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle; and the giver's own time in the wake call (try_to_wake_up and the IPI to the idle CPU; under a hypervisor the IPI exits to the host) | `sched.wakeup_idle_ns`, `sched.wakeup_ipi_ns` |
+//! | handoff, two busy CPUs | the same with a thread spinning in user space on each CPU, which the wakee preempts: the median single handoff, less a syscall and a switch (the reschedule IPI from the waker's CPU and its delivery; under a hypervisor both sides exit to the host) | `sched.resched_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
 //! | walk | the model's own native storm for 1 s, its threads pinned round robin to every CPU, its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
@@ -137,6 +138,9 @@ pub struct Calibration {
     /// The giver's wake call in that handoff, its median per trial (None on
     /// a single CPU).
     pub wake_remote: Option<Figure>,
+    /// The median single handoff across two CPUs each busy with a spinning
+    /// thread (None on a single CPU).
+    pub handoff_busy: Option<Figure>,
     /// Uninterrupted time between two interruptions of one CPU.
     pub noise_interval: Figure,
     /// How long an interruption lasts (0 in a trial that saw none).
@@ -201,7 +205,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         .transpose()?;
     let mut jitters = Vec::with_capacity(plan.trials);
     let handoff_one_cpu = trials(&mut || {
-        let h = handoff((cpus[0], cpus[0]), plan.ops(20_000))?;
+        let h = handoff((cpus[0], cpus[0]), plan.ops(20_000), Cpus::Idle)?;
         jitters.push(h.jitter_ns);
         Ok(h.mean_ns)
     })?;
@@ -210,7 +214,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let handoff_two_cpus = pair
         .map(|p| {
             trials(&mut || {
-                let h = handoff(p, plan.ops(5_000))?;
+                let h = handoff(p, plan.ops(5_000), Cpus::Idle)?;
                 wakes.push(h.wake_ns);
                 Ok(h.mean_ns)
             })
@@ -219,6 +223,9 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let wake_remote = handoff_two_cpus
         .as_ref()
         .map(|_| Figure { trials_ns: wakes });
+    let handoff_busy = pair
+        .map(|p| trials(&mut || Ok(handoff(p, plan.ops(2_000), Cpus::Busy)?.median_ns)))
+        .transpose()?;
     let mut lengths = Vec::with_capacity(plan.trials);
     let noise_interval = trials(&mut || {
         let n = noise(cpus[0], plan.ops(150_000_000))?;
@@ -270,6 +277,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         jitter,
         handoff_two_cpus,
         wake_remote,
+        handoff_busy,
         noise_interval,
         noise,
         walk,
@@ -532,21 +540,44 @@ fn pingpong(cpus: (usize, usize), rounds: u64) -> Result<f64> {
     pair.result("ping-pong", cpus, ns)
 }
 
-/// A handoff measurement: the mean per handoff, the spread of single
-/// handoffs, and the median time the giver spent in the wake call.
+/// A handoff measurement: the mean per handoff, the median and spread of
+/// single handoffs, and the median time the giver spent in the wake call.
 struct Handoff {
     mean_ns: f64,
+    median_ns: f64,
     jitter_ns: f64,
     wake_ns: f64,
+}
+
+/// Whether each CPU of a handoff has a thread of its own spinning in user
+/// space, so that a wake-up must preempt it (from another CPU: by the
+/// reschedule IPI) rather than find the CPU idle.
+#[derive(Clone, Copy, PartialEq)]
+enum Cpus {
+    Idle,
+    Busy,
+}
+
+/// Spin on the clock, pinned to `cpu`, until `stop`; a failed pin fails `pair`.
+fn hog(cpu: usize, pair: &Pair, stop: &AtomicBool) {
+    if pin_current_thread(cpu).is_err() {
+        pair.failed.store(true, Ordering::Relaxed);
+        return;
+    }
+    while !stop.load(Ordering::Relaxed) {
+        black_box(Instant::now());
+    }
 }
 
 /// One handoff of a token between two threads pinned to `cpus` (the same CPU
 /// twice for lat_ctx's case): the giver stores the next turn and unparks the
 /// taker (FUTEX_WAKE), then parks (FUTEX_WAIT) until its own turn comes back.
 /// Each handoff is also timed on its own, from the giver's store of the time
-/// to the taker's clock read once its turn came.
-fn handoff(cpus: (usize, usize), rounds: u64) -> Result<Handoff> {
+/// to the taker's clock read once its turn came. With [`Cpus::Busy`] a
+/// [`hog`] spins on each CPU meanwhile.
+fn handoff(cpus: (usize, usize), rounds: u64, load: Cpus) -> Result<Handoff> {
     let pair = Pair::new();
+    let stop = AtomicBool::new(false);
     let turn = CachePadded::new(AtomicU64::new(0));
     let origin = Instant::now();
     let given_at = CachePadded::new(AtomicU64::new(0));
@@ -589,8 +620,13 @@ fn handoff(cpus: (usize, usize), rounds: u64) -> Result<Handoff> {
     // Both sides on threads of their own, so the caller's affinity is
     // untouched; the giver leaves its handle here before the start line.
     let giver_thread: OnceLock<Thread> = OnceLock::new();
-    let (giver_thread, pair, play, wait_for) = (&giver_thread, &pair, &play, &wait_for);
+    let (giver_thread, pair, play, wait_for, stop) =
+        (&giver_thread, &pair, &play, &wait_for, &stop);
     let (mean_ns, (mut took, mut wakes)) = std::thread::scope(|s| {
+        if load == Cpus::Busy {
+            s.spawn(move || hog(cpus.0, pair, stop));
+            s.spawn(move || hog(cpus.1, pair, stop));
+        }
         let taker = s.spawn(|| {
             if pair.ready(cpus.1)
                 && let Some(giver) = giver_thread.get()
@@ -613,15 +649,18 @@ fn handoff(cpus: (usize, usize), rounds: u64) -> Result<Handoff> {
         });
         let (mean, (mut took, mut wakes)) = giver.join().unwrap_or_default();
         let (their_took, their_wakes) = taker.join().unwrap_or_default();
+        stop.store(true, Ordering::Relaxed);
         took.extend(their_took);
         wakes.extend(their_wakes);
         (mean, (took, wakes))
     });
     let mean_ns = pair.result("futex handoff", cpus, mean_ns)?;
     wakes.sort_unstable();
+    let jitter_ns = exp_scale(&mut took);
     Ok(Handoff {
         mean_ns,
-        jitter_ns: exp_scale(&mut took),
+        median_ns: took.get(took.len() / 2).map_or(0.0, |&ns| ns as f64),
+        jitter_ns,
         wake_ns: wakes.get(wakes.len() / 2).map_or(0.0, |&ns| ns as f64),
     })
 }
@@ -1060,6 +1099,14 @@ impl Calibration {
             );
             set("sched.wakeup_ipi_ns", f.median(), how);
         }
+        if let Some(f) = &self.handoff_busy {
+            let how = spread(
+                f,
+                "single futex handoffs across 2 CPUs, each CPU busy with a thread spinning in user space that the wakee preempts: the median, less 1 syscall and the switch (ctx_switch_ns)",
+            );
+            let ns = f.median() - syscall - one_cpu;
+            set("sched.resched_ipi_ns", ns.max(0.0), how);
+        }
         let what = format!(
             "CPU time per vma of the model's native storm's page_referenced walks of >= {} vmas ({} walks in all), {:?} a trial pinned to {}",
             self.storm_min_vmas,
@@ -1336,6 +1383,7 @@ mod tests {
             jitter: figure(250.0),
             handoff_two_cpus: None,
             wake_remote: None,
+            handoff_busy: Some(figure(12_300.0)),
             noise_interval: figure(800_000.0),
             noise: figure(20_000.0),
             walk: figure(12.0),
@@ -1363,6 +1411,8 @@ mod tests {
         assert_eq!(p.cache.die_ns, 40.0);
         // (2200 - 2 x 100) / 2
         assert_eq!((p.sched.ctx_switch_ns, p.sched.wakeup_ns), (1000.0, 1000.0));
+        // 12,300 - 100 - 1000
+        assert_eq!(p.sched.resched_ipi_ns, 11_200.0);
         assert_eq!(
             p.sched.jitter_ns,
             (250.0 / 2f64.sqrt() * 10.0).round() / 10.0
@@ -1457,12 +1507,14 @@ mod tests {
         // On one CPU the two threads can only take turns by preemption or
         // parking; the handoff must still finish (no lost wakeup).
         let cpu = allowed_cpus().unwrap()[0];
-        let one = handoff((cpu, cpu), 50).unwrap();
+        let one = handoff((cpu, cpu), 50, Cpus::Idle).unwrap();
         assert!(one.mean_ns > 0.0 && one.jitter_ns.is_finite() && one.jitter_ns >= 0.0);
         let cpus = allowed_cpus().unwrap();
         if cpus.len() >= 2 {
             assert!(pingpong((cpus[0], cpus[1]), 1_000).unwrap() > 0.0);
-            assert!(handoff((cpus[0], cpus[1]), 50).unwrap().mean_ns > 0.0);
+            assert!(handoff((cpus[0], cpus[1]), 50, Cpus::Idle).unwrap().mean_ns > 0.0);
+            let busy = handoff((cpus[0], cpus[1]), 50, Cpus::Busy).unwrap();
+            assert!(busy.median_ns > 0.0 && busy.median_ns.is_finite());
         }
     }
 

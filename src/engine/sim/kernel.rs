@@ -219,6 +219,7 @@ impl Kernel {
                 wakeup: ps(s.wakeup_ns),
                 wakeup_idle: ps(s.wakeup_idle_ns),
                 wakeup_ipi: ps(s.wakeup_ipi_ns),
+                resched_ipi: ps(s.resched_ipi_ns),
                 sched_yield: ps(s.yield_ns),
                 jitter: ps(s.jitter_ns),
                 tick: ps(s.tick_ns).max(1),
@@ -793,6 +794,7 @@ impl Kernel {
         // thread a latency ahead of V, so ineligible, and preempt it.)
         let arriving = self.arriving(cpu, at);
         let busy = self.cpus[cpu].current.is_some() && !arriving;
+        let woken_at = at;
         let at = if busy {
             at + self.latency(self.costs.sched.wakeup)
         } else {
@@ -832,7 +834,15 @@ impl Kernel {
         };
         if preempts {
             self.cpus[cpu].need_resched = true;
-            self.kick(cpu, at);
+            // Another CPU's wake-up reaches this one by the reschedule IPI;
+            // the waker's own CPU sees its flag at once.
+            let remote = waker.is_some_and(|(c, _)| c != cpu);
+            let interrupt = if remote {
+                woken_at + self.latency(self.costs.sched.resched_ipi)
+            } else {
+                at
+            };
+            self.kick(cpu, interrupt.max(at));
         }
         preempts.then_some(cpu)
     }

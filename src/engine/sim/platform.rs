@@ -626,6 +626,53 @@ mod tests {
         );
     }
 
+    /// Two CPUs, EEVDF. On CPU 1 the hog runs to its first tick (4 ms, past
+    /// its 3 ms request), the sleeper runs 10 us and parks owed time; at 4.2
+    /// ms CPU 0's thread unparks it. The wakee preempts the hog, which is
+    /// ahead of V, but from another CPU: CPU 1 learns of it by the reschedule
+    /// IPI, 50 us later in this profile (`sched.resched_ipi_ns`), not after
+    /// the 0.6 us a wake-up takes to queue (`sched.wakeup_ns`).
+    #[test]
+    fn a_remote_wakeup_preempts_when_its_reschedule_ipi_arrives() {
+        const KEY: usize = 0x80;
+        let mut p = profile();
+        p.sched.policy = SchedPolicy::Eevdf;
+        p.sched.resched_ipi_ns = 50_000.0;
+        let resumed = std::rc::Rc::new(Cell::new(0));
+        let at = resumed.clone();
+        // Round robin over CPUs 0 and 1: the hog and the sleeper on CPU 0.
+        let bodies: Vec<Body<'static>> = vec![
+            Box::new(|| Sim::user_work(5_000_000)),
+            Box::new(|| {
+                sleep_until(4_200_000);
+                // SAFETY: the test's own key; the callback does not touch the sim.
+                let woken =
+                    unsafe { Sim::unpark_filter(KEY, |_| FilterOp::Unpark, |_| UnparkToken(1)) };
+                assert_eq!(woken.unparked_threads, 1, "the sleeper was not parked");
+            }),
+            Box::new(move || {
+                Sim::user_work(10_000);
+                // SAFETY: as above.
+                let parked = unsafe { Sim::park(KEY, || true, ParkToken(0)) };
+                assert_eq!(parked, ParkResult::Unparked(UnparkToken(1)));
+                at.set(with_kernel(|k| k.now()).unwrap() / 1_000);
+            }),
+        ];
+        let pin = CpuList::parse("0-1", 2).unwrap();
+        let end = run_on(Kernel::new(&p, 2, Preempt::User, 3, Some(&pin), 1), bodies);
+        assert_eq!(
+            end.threads[0].nivcsw, 2,
+            "the tick's and the wake-up's preemptions"
+        );
+        let resumed_ns = resumed.get();
+        // CPU 1 comes out of idle 10 us after 4.2 ms for the waker
+        // (`sched.wakeup_idle_ns`), then the IPI's 50 us and a switch.
+        assert!(
+            (4_260_000..4_262_000).contains(&resumed_ns),
+            "the wakee ran at {resumed_ns} ns, not 50 us after its wake-up at 4.21 ms"
+        );
+    }
+
     /// The sleeper runs 3.9 ms first, past its 3 ms request, and sleeps 5 ms
     /// ahead of V: DELAY_DEQUEUE keeps it queued. At the 8 ms tick the hog
     /// has caught up, the pick meets the sleeper eligible, a little owed,

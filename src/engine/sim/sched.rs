@@ -116,6 +116,8 @@ pub struct SchedPs {
     pub wakeup: u64,
     pub wakeup_idle: u64,
     pub wakeup_ipi: u64,
+    /// From a remote wake-up to the interruption of the task it preempts.
+    pub resched_ipi: u64,
     /// A sched_yield() call, switch or not (the profile's `sched.yield_ns`).
     pub sched_yield: u64,
     /// The scale of the exponential tail of each latency (0: constant).
@@ -339,6 +341,7 @@ mod tests {
             wakeup: 1,
             wakeup_idle: 1,
             wakeup_ipi: 1,
+            resched_ipi: 1,
             sched_yield: 0,
             jitter: 0,
             tick: 4_000,
