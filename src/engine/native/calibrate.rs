@@ -656,6 +656,7 @@ fn handoff(cpus: (usize, usize), rounds: u64, load: Cpus) -> Result<Handoff> {
     });
     let mean_ns = pair.result("futex handoff", cpus, mean_ns)?;
     wakes.sort_unstable();
+    took.sort_unstable();
     let jitter_ns = exp_scale(&mut took);
     Ok(Handoff {
         mean_ns,
