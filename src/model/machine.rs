@@ -11,9 +11,9 @@
 //! [cache]                      # ns: hit_ns atomic_ns smt_ns die_ns socket_ns
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
 //! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns wakeup_ipi_ns resched_ipi_ns
-//!                              #     yield_ns
-//!                              #     jitter_ns noise_interval_ns noise_ns tick_ns sched_latency_ns
-//!                              #     min_granularity_ns wakeup_granularity_ns base_slice_ns
+//!                              #     yield_ns jitter_ns noise_interval_ns noise_ns tick_ns
+//!                              #     sched_latency_ns min_granularity_ns wakeup_granularity_ns
+//!                              #     base_slice_ns
 //! policy = "cfs"               # the fair scheduler: "cfs" | "eevdf"
 //! [work]                       # ns per kernel operation the simulator charges
 //! ```
