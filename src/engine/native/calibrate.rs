@@ -657,26 +657,24 @@ fn handoff(cpus: (usize, usize), rounds: u64, load: Cpus) -> Result<Handoff> {
     let mean_ns = pair.result("futex handoff", cpus, mean_ns)?;
     wakes.sort_unstable();
     took.sort_unstable();
-    let jitter_ns = exp_scale(&mut took);
     Ok(Handoff {
         mean_ns,
         median_ns: took.get(took.len() / 2).map_or(0.0, |&ns| ns as f64),
-        jitter_ns,
+        jitter_ns: exp_scale(&took),
         wake_ns: wakes.get(wakes.len() / 2).map_or(0.0, |&ns| ns as f64),
     })
 }
 
 /// The scale `b` of the shifted exponential `floor + Exp(b)` whose
-/// quartiles those of `samples` are: their interquartile range over ln 3.
+/// quartiles those of `sorted` are: their interquartile range over ln 3.
 /// Quartiles, not the standard deviation, so that the rare handoff a tick
 /// or the host interrupted (milliseconds, which the simulator's own tick
 /// and preemption stand for) does not swamp thousands of microsecond ones.
-fn exp_scale(samples: &mut [u64]) -> f64 {
-    if samples.len() < 4 {
+fn exp_scale(sorted: &[u64]) -> f64 {
+    if sorted.len() < 4 {
         return 0.0;
     }
-    samples.sort_unstable();
-    let q = |p: usize| samples[samples.len() * p / 4] as f64;
+    let q = |p: usize| sorted[sorted.len() * p / 4] as f64;
     (q(3) - q(1)) / 3f64.ln()
 }
 
@@ -1543,9 +1541,9 @@ mod tests {
             })
             .collect();
         xs.extend([5_000_000; 10]);
-        let b = exp_scale(&mut xs);
+        let b = exp_scale(&xs);
         assert!((b - 300.0).abs() < 10.0, "scale {b}");
-        assert_eq!(exp_scale(&mut [5, 6]), 0.0, "too few samples");
+        assert_eq!(exp_scale(&[5, 6]), 0.0, "too few samples");
     }
 
     #[test]

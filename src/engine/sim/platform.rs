@@ -626,10 +626,10 @@ mod tests {
         );
     }
 
-    /// Two CPUs, EEVDF. On CPU 1 the hog runs to its first tick (4 ms, past
+    /// Two CPUs, EEVDF. On CPU 0 the hog runs to its first tick (4 ms, past
     /// its 3 ms request), the sleeper runs 10 us and parks owed time; at 4.2
-    /// ms CPU 0's thread unparks it. The wakee preempts the hog, which is
-    /// ahead of V, but from another CPU: CPU 1 learns of it by the reschedule
+    /// ms CPU 1's thread unparks it. The wakee preempts the hog, which is
+    /// ahead of V, but from another CPU: CPU 0 learns of it by the reschedule
     /// IPI, 50 us later in this profile (`sched.resched_ipi_ns`), not after
     /// the 0.6 us a wake-up takes to queue (`sched.wakeup_ns`).
     #[test]
