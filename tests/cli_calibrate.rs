@@ -43,7 +43,8 @@ fn assert_usage(out: &Output, want: &str) {
 fn writes_a_profile_that_loads_and_names_what_it_measured() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("local.toml");
-    let out = run_quick(&path, &[]);
+    // The storm on the first CPU alone, as a one-CPU run pins it.
+    let out = run_quick(&path, &["--storm-cpus", "1"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let profile = machine::load(&path).expect("the written profile loads");
@@ -102,6 +103,14 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
             line(key)
         );
     }
+    // --storm-cpus 1: the storm that timed the visit ran on one CPU.
+    let pinned = line("vma_visit_ns");
+    let pinned = pinned.split("a trial pinned to CPU ").nth(1).unwrap_or("");
+    assert!(
+        !pinned.is_empty() && pinned.chars().all(|c| c.is_ascii_digit()),
+        "one CPU: {}",
+        line("vma_visit_ns")
+    );
     for key in ["memory_ns", "tick_ns", "fault_ns", "line_service"] {
         assert!(
             line(key).contains("# copied from models/machines/default.toml"),
@@ -179,6 +188,14 @@ fn bad_options_and_bad_base_profiles_are_exit_2_before_measuring() {
         "world.tasks",
     );
     assert_usage(
+        &run_quick(&path, &["--storm-cpus", "0"]),
+        "calibrate: a storm on 0 CPUs, but this process may use CPU ",
+    );
+    assert_usage(
+        &run_quick(&path, &["--storm-cpus", "4097"]),
+        "(allowed: 1..=",
+    );
+    assert_usage(
         &run_quick(&path, &["--set", "workload.touch.threads=0"]),
         "no touch thread to time (allowed: workload.touch.threads >= 1)",
     );
@@ -190,7 +207,15 @@ fn help_names_every_option() {
     let out = calibrate(&["--help"]);
     assert!(out.status.success());
     let help = text(&out.stdout);
-    for opt in ["--out", "--trials", "--quick", "--model", "--set", "--base"] {
+    for opt in [
+        "--out",
+        "--trials",
+        "--quick",
+        "--model",
+        "--set",
+        "--base",
+        "--storm-cpus",
+    ] {
         assert!(help.contains(opt), "{opt} in:\n{help}");
     }
 }

@@ -58,6 +58,12 @@ pub struct Args {
     /// The profile every key calibrate does not measure is copied from.
     #[arg(long, value_name = "PROFILE", default_value = BASE)]
     pub base: PathBuf,
+    /// Run the model's storm (where the vma visit and the touch are timed)
+    /// on the first N CPUs this process may use, as `run --pin 0-(N-1)`
+    /// does; by default on all of them. A profile for runs on one CPU is
+    /// truer measured on one: there every thread shares one core's caches.
+    #[arg(long, value_name = "N")]
+    pub storm_cpus: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -73,6 +79,7 @@ pub fn run(args: Args) -> Result<()> {
     let plan = Plan {
         trials: args.trials as usize,
         quick: args.quick,
+        storm_cpus: args.storm_cpus,
     };
     let cal = calibrate::measure(&plan, &model, &base)?;
     let base_name = args.base.display().to_string();

@@ -40,9 +40,10 @@ pub struct Args {
     #[arg(long, value_name = "PROFILE")]
     pub machine: Option<PathBuf>,
     /// Calibrate this machine again just before each row's native runs (N
-    /// trials a figure, as `calibrate --trials N`: some 3 s a trial) and run
-    /// both sides of the row on that profile, so that the simulator models
-    /// the machine the native runs met, not a snapshot from minutes before
+    /// trials a figure, as `calibrate --trials N --storm-cpus <the row's
+    /// CPUs>`: some 3 s a trial) and run both sides of the row on that
+    /// profile, so that the simulator models the machine the native runs
+    /// met, not a snapshot from minutes before
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub recalibrate: Option<i64>,
     /// Runs per side and point (seeds seed..seed+repeats-1 on both sides)
@@ -244,6 +245,7 @@ fn recalibrate(trials: i64) -> Result<Recalibrate> {
         plan: calibrate::Plan {
             trials: trials as usize,
             quick: false,
+            storm_cpus: None,
         },
         model: model::load(Path::new(super::calibrate::MODEL), &[])?,
     })

@@ -95,7 +95,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         None => format!("`{}` ({})", check.machine_file, check.machine_name),
         Some(trials) => format!(
             "the row's own profile, calibrated just before its native runs \
-             ({trials} trial{} a figure; the keys calibrate does not measure from `{}`), \
+             ({trials} trial{} a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `{}`), \
              on which the native side ran too; the last columns are that profile's vma visit, touch, \
              wake-up of an idle CPU and interval between interruptions",
             if trials == 1 { "" } else { "s" },
@@ -278,7 +278,7 @@ mod tests {
         };
         let text = render(&check, "rmap-storm crosscheck --recalibrate 3", "Xeon");
         assert!(
-            text.contains("virtual CPUs of the row's own profile, calibrated just before its native runs (3 trials a figure; the keys calibrate does not measure from `models/machines/default.toml`)"),
+            text.contains("virtual CPUs of the row's own profile, calibrated just before its native runs (3 trials a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `models/machines/default.toml`)"),
             "{text}"
         );
         assert!(

@@ -15,7 +15,7 @@
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle; and the giver's own time in the wake call (try_to_wake_up and the IPI to the idle CPU; under a hypervisor the IPI exits to the host) | `sched.wakeup_idle_ns`, `sched.wakeup_ipi_ns` |
 //! | handoff, two busy CPUs | the same with a thread spinning in user space on each CPU, which the wakee preempts: the median single handoff, less a syscall and a switch (the reschedule IPI from the waker's CPU and its delivery; under a hypervisor both sides exit to the host) | `sched.resched_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
-//! | walk | the model's own native storm for 1 s, its threads pinned round robin to every CPU, its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
+//! | walk | the model's own native storm for 1 s, its threads pinned round robin to every CPU (or to the first N, `--storm-cpus N`, as a run pinned to N CPUs runs), its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
@@ -72,6 +72,12 @@ pub struct Plan {
     /// A twentieth of the work per trial: for tests and a first look. The
     /// storm is not shortened ([`STORM_SPAN`] says why).
     pub quick: bool,
+    /// Run the model's storm on the first this many CPUs this process may
+    /// use, as `run --pin 0-(N-1)` runs it (None: on all of them). What a
+    /// vma visit or a touch costs there depends on how many CPUs the storm's
+    /// threads share: on one, every role's lines and every switch go
+    /// through the same core's caches.
+    pub storm_cpus: Option<usize>,
 }
 
 impl Plan {
@@ -149,6 +155,8 @@ pub struct Calibration {
     pub walk: Figure,
     /// The long walks those trials timed, all trials together.
     pub storm_walks: u64,
+    /// The CPUs the storm's threads were pinned to, round robin.
+    pub storm_cpus: Vec<usize>,
     /// The shortest walk they counted: half the vmas a walk of an
     /// ancestor's page visits in the model's world as built.
     pub storm_min_vmas: u32,
@@ -188,6 +196,17 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     }
     let world = &model.world;
     let cpus = allowed_cpus()?;
+    let storm_cpus = match plan.storm_cpus {
+        Some(n) if n == 0 || n > cpus.len() => {
+            return Err(Error::usage(format!(
+                "calibrate: a storm on {n} CPUs, but this process may use {} (allowed: 1..={})",
+                cpu_list(&cpus),
+                cpus.len()
+            )));
+        }
+        Some(n) => cpus[..n].to_vec(),
+        None => cpus.clone(),
+    };
     let pair = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
     let trials = |f: &mut dyn FnMut() -> Result<f64>| -> Result<Figure> {
         let trials_ns = (0..plan.trials).map(|_| f()).collect::<Result<_>>()?;
@@ -238,7 +257,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let mut storm_walks = 0;
     let mut touches = Vec::with_capacity(plan.trials);
     let walk = trials(&mut || {
-        let t = storm_trial(model, base, &cpus, STORM_SPAN, storm_min_vmas)?;
+        let t = storm_trial(model, base, &storm_cpus, STORM_SPAN, storm_min_vmas)?;
         storm_walks += t.walks;
         touches.push((t.touch_p50_ns as f64 - read_ns).max(0.0));
         Ok(t.visit_ns)
@@ -289,6 +308,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         grace_period,
         walk_vmas: walker.vmas,
         storm_walks,
+        storm_cpus,
         storm_min_vmas,
         storm_span: STORM_SPAN,
         evicted_bytes,
@@ -1111,7 +1131,7 @@ impl Calibration {
             self.storm_min_vmas,
             self.storm_walks,
             self.storm_span,
-            cpu_list(&self.cpus)
+            cpu_list(&self.storm_cpus)
         );
         set(
             "work.vma_visit_ns",
@@ -1344,6 +1364,7 @@ mod tests {
         let quick = Plan {
             trials: 1,
             quick: true,
+            storm_cpus: None,
         };
         assert_eq!(quick.ops(2_000), 100);
         assert_eq!(quick.ops(5), 1);
@@ -1398,6 +1419,7 @@ mod tests {
             grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
             storm_walks: 700,
+            storm_cpus: vec![0, 1, 2],
             storm_min_vmas: 5_001,
             storm_span: Duration::from_secs(1),
             evicted_bytes: 64 << 20,
