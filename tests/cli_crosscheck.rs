@@ -173,7 +173,7 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     assert!(
-        table.contains("virtual CPUs of the row's own profile, calibrated just before its native runs (1 trial a figure; the keys calibrate does not measure from `models/machines/default.toml`)"),
+        table.contains("virtual CPUs of the row's own profile, calibrated just before its native runs (1 trial a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `models/machines/default.toml`)"),
         "{table}"
     );
     let cells = data_row(&table);
@@ -197,6 +197,19 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
         "{profile}"
     );
     assert!(profile.contains("# measured: "), "{profile}");
+    // The row's one CPU ran the storm that timed the visit, for 2 s.
+    let visit = profile
+        .lines()
+        .find(|l| l.starts_with("vma_visit_ns = "))
+        .unwrap_or_default();
+    let pinned = visit
+        .split("2s a trial pinned to CPU ")
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        !pinned.is_empty() && pinned.chars().all(|c| c.is_ascii_digit()),
+        "one CPU, 2 s: {visit}"
+    );
     assert_eq!(
         cells[5].split_whitespace().next().unwrap(),
         fmt_rate(sim_rate(file.to_str().unwrap())),
