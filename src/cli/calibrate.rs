@@ -1,6 +1,6 @@
 //! `rmap-storm calibrate [--out FILE] [--trials N] [--quick] [--model M]
-//! [--set K=V]... [--base PROFILE]`: measure this machine and write a machine
-//! profile for the simulator.
+//! [--set K=V]... [--base PROFILE] [--storm-cpus N]`: measure this machine
+//! and write a machine profile for the simulator.
 //!
 //! The measurements are in [`crate::engine::native::calibrate`]; keys it does
 //! not measure are copied from `--base` with a comment saying so. Everything
