@@ -15,7 +15,7 @@
 //! | handoff, two CPUs | the same across two CPUs: the woken thread's CPU is idle; and the giver's own time in the wake call (try_to_wake_up and the IPI to the idle CPU; under a hypervisor the IPI exits to the host) | `sched.wakeup_idle_ns`, `sched.wakeup_ipi_ns` |
 //! | handoff, two busy CPUs | the same with a thread spinning in user space on each CPU, which the wakee preempts: the median single handoff, less a syscall and a switch (the reschedule IPI from the waker's CPU and its delivery; under a hypervisor both sides exit to the host) | `sched.resched_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
-//! | walk | the model's own native storm for 1 s (2 s on one CPU; a trial still in its start-up is run again, three times at most), its threads pinned round robin to every CPU (or to the first N, `--storm-cpus N`, as a run pinned to N CPUs runs), its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
+//! | walk | the model's own native storm for 1 s (2 s on one CPU; a trial still in its start-up is run again, three tries in all), its threads pinned round robin to every CPU (or to the first N, `--storm-cpus N`, as a run pinned to N CPUs runs), its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
@@ -258,8 +258,8 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let mut storm_walks = 0;
     let mut touches = Vec::with_capacity(plan.trials);
     let walk = trials(&mut || {
-        let attempt = || storm_trial(model, base, &storm_cpus, span, storm_min_vmas);
-        let t = attempt().or_else(|_| attempt()).or_else(|_| attempt())?;
+        let t =
+            settled_storm_trial(|| storm_trial(model, base, &storm_cpus, span, storm_min_vmas))?;
         storm_walks += t.walks;
         touches.push((t.touch_p50_ns as f64 - read_ns).max(0.0));
         Ok(t.visit_ns)
@@ -445,8 +445,12 @@ fn busy_wait_extra(ops: u64, clock_ns: f64) -> f64 {
         })
         .collect();
     took.sort_unstable();
-    let median = took[took.len() / 2] as f64;
-    (median - BUSY_WAIT_NS as f64 - clock_ns).max(0.0)
+    (middle(&took) - BUSY_WAIT_NS as f64 - clock_ns).max(0.0)
+}
+
+/// The middle one of `sorted` samples, ns (0 for none).
+fn middle(sorted: &[u64]) -> f64 {
+    sorted.get(sorted.len() / 2).map_or(0.0, |&ns| ns as f64)
 }
 
 /// The CPUs in this process's affinity mask, in id order.
@@ -681,9 +685,9 @@ fn handoff(cpus: (usize, usize), rounds: u64, load: Cpus) -> Result<Handoff> {
     took.sort_unstable();
     Ok(Handoff {
         mean_ns,
-        median_ns: took.get(took.len() / 2).map_or(0.0, |&ns| ns as f64),
+        median_ns: middle(&took),
         jitter_ns: exp_scale(&took),
-        wake_ns: wakes.get(wakes.len() / 2).map_or(0.0, |&ns| ns as f64),
+        wake_ns: middle(&wakes),
     })
 }
 
@@ -764,10 +768,26 @@ fn storm_span(cpus: usize) -> Duration {
 }
 
 /// Fewest touches a storm trial takes a median touch from: a storm that
-/// made fewer was still in its start-up (see [`STORM_SPAN`]), and
-/// [`measure`] runs it again (twice at most: a storm that cannot leave its
-/// start-up in three tries is not this machine's noise).
+/// made fewer was still in its start-up (see [`STORM_SPAN`]).
 const MIN_TOUCHES: u64 = 1_000;
+
+/// How many times a storm trial is run before its failure counts: one that
+/// ended still in its start-up (too few touches, no long walk yet) says
+/// nothing about the machine, but one that cannot leave it in this many
+/// tries is not the machine's noise.
+const STORM_TRIES: usize = 3;
+
+/// `trial`'s first success in [`STORM_TRIES`] tries, or its last failure.
+fn settled_storm_trial<T>(mut trial: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut last = trial();
+    for _ in 1..STORM_TRIES {
+        if last.is_ok() {
+            break;
+        }
+        last = trial();
+    }
+    last
+}
 
 /// What one trial of the model's storm measured.
 struct StormTrial {
@@ -1373,6 +1393,29 @@ mod tests {
         );
         assert_eq!(Evictor::bytes(900 * mib, None), 64 * mib, "no sysfs figure");
         assert_eq!(Evictor::bytes(0, llc), Evictor::LINE, "at least one line");
+    }
+
+    #[test]
+    fn a_storm_trial_is_tried_until_it_settles_three_times_at_most() {
+        let mut runs = 0;
+        let got = settled_storm_trial(|| {
+            runs += 1;
+            if runs < 3 {
+                Err(Error::failed("start-up"))
+            } else {
+                Ok(runs)
+            }
+        });
+        assert_eq!(got.ok(), Some(3));
+        let mut runs = 0;
+        let got: Result<()> = settled_storm_trial(|| {
+            runs += 1;
+            Err(Error::failed(format!("start-up {runs}")))
+        });
+        assert_eq!(runs, STORM_TRIES);
+        assert!(got.unwrap_err().to_string().contains("start-up 3"));
+        assert_eq!(middle(&[]), 0.0);
+        assert_eq!(middle(&[1, 5, 9, 10]), 9.0);
     }
 
     #[test]
