@@ -105,6 +105,41 @@ impl Point {
         self.native.model.workload.scaled_threads()
     }
 
+    /// The scaled role, whose ops/s the row compares.
+    fn role(&self) -> &'static str {
+        self.native.model.workload.scale.name()
+    }
+
+    /// The seed of every repeat, the same on both sides.
+    fn seeds(&self, plan: &Plan) -> Vec<u64> {
+        (0..u64::from(plan.repeats))
+            .map(|r| self.native.seed + r)
+            .collect()
+    }
+
+    /// The point's row with no figures yet.
+    fn row(&self, plan: &Plan) -> CrossRow {
+        CrossRow {
+            model: model_name(&self.native),
+            role: self.role().to_string(),
+            cpus: self.cpus(),
+            lock: self.native.lock,
+            seeds: self.seeds(plan),
+            native_ops_per_s: Vec::new(),
+            sim_ops_per_s: Vec::new(),
+            calibrated: None,
+            failed: None,
+        }
+    }
+
+    /// The point's row when it could not be measured: no figures, and why.
+    fn failed_row(&self, plan: &Plan, error: &Error) -> CrossRow {
+        CrossRow {
+            failed: Some(error.to_string()),
+            ..self.row(plan)
+        }
+    }
+
     /// The same point with both sides on `machine`.
     fn on(&self, machine: &MachineProfile) -> Point {
         let mut point = self.clone();
@@ -172,52 +207,32 @@ pub fn points(plan: &Plan) -> Result<Vec<Point>> {
 /// Run every point `repeats` times a side; `on_row` sees each finished row
 /// (for progress lines and row profiles: its error stops the check),
 /// `progress` ticks once per run.
+///
+/// A row that cannot be measured (its calibration or one of its runs
+/// fails) becomes a row with no figures and the error's text, and the
+/// check goes on: a table takes half an hour, and one row's failure late
+/// in it must not lose the rows before it.
 pub fn run(
     plan: &Plan,
     points: &[Point],
     progress: &ProgressBar,
-    mut on_row: impl FnMut(&CrossRow) -> Result<()>,
+    on_row: impl FnMut(&CrossRow) -> Result<()>,
 ) -> Result<CrossCheck> {
     progress.set_length(points.len() as u64 * 2 * u64::from(plan.repeats));
+    rows_of(plan, points, |point| measure(plan, point, progress), on_row)
+}
+
+/// The check's rows, one per point as `measure` makes it, or a failed row
+/// where it fails.
+fn rows_of(
+    plan: &Plan,
+    points: &[Point],
+    mut measure: impl FnMut(&Point) -> Result<CrossRow>,
+    mut on_row: impl FnMut(&CrossRow) -> Result<()>,
+) -> Result<CrossCheck> {
     let mut rows = Vec::with_capacity(points.len());
     for point in points {
-        let (point, calibrated) = match &plan.recalibrate {
-            Some(r) => {
-                progress.set_message(format!("{} calibrate", point.label()));
-                let calibrated = r.profile(plan, point.cpus() as usize)?;
-                (point.on(&calibrated.machine), Some(calibrated))
-            }
-            None => (point.clone(), None),
-        };
-        let seeds: Vec<u64> = (0..u64::from(plan.repeats))
-            .map(|r| point.native.seed + r)
-            .collect();
-        let role = point.native.model.workload.scale.name();
-        progress.set_message(format!("{} native", point.label()));
-        let mut native = Vec::with_capacity(seeds.len());
-        for &seed in &seeds {
-            native.push(scaled_ops_per_s(&run_once(&point.native, seed)?, role)?);
-            progress.inc(1);
-        }
-        progress.set_message(format!("{} sim", point.label()));
-        let sim = seeds
-            .par_iter()
-            .map(|&seed| {
-                let ops = scaled_ops_per_s(&run_once(&point.sim, seed)?, role);
-                progress.inc(1);
-                ops
-            })
-            .collect::<Result<Vec<f64>>>()?;
-        let row = CrossRow {
-            model: model_name(&point.native),
-            role: role.to_string(),
-            cpus: point.cpus(),
-            lock: point.native.lock,
-            seeds,
-            native_ops_per_s: native,
-            sim_ops_per_s: sim,
-            calibrated,
-        };
+        let row = measure(point).unwrap_or_else(|e| point.failed_row(plan, &e));
         on_row(&row)?;
         rows.push(row);
     }
@@ -228,6 +243,42 @@ pub fn run(
         preempt: plan.preempt.name().to_string(),
         recalibrated: plan.recalibrate.as_ref().map(|r| r.plan.trials),
         rows,
+    })
+}
+
+/// One point's row: its calibration if the plan asks for one, its native
+/// runs one after another, then its simulated runs in parallel.
+fn measure(plan: &Plan, point: &Point, progress: &ProgressBar) -> Result<CrossRow> {
+    let (point, calibrated) = match &plan.recalibrate {
+        Some(r) => {
+            progress.set_message(format!("{} calibrate", point.label()));
+            let calibrated = r.profile(plan, point.cpus() as usize)?;
+            (point.on(&calibrated.machine), Some(calibrated))
+        }
+        None => (point.clone(), None),
+    };
+    let seeds = point.seeds(plan);
+    let role = point.role();
+    progress.set_message(format!("{} native", point.label()));
+    let mut native = Vec::with_capacity(seeds.len());
+    for &seed in &seeds {
+        native.push(scaled_ops_per_s(&run_once(&point.native, seed)?, role)?);
+        progress.inc(1);
+    }
+    progress.set_message(format!("{} sim", point.label()));
+    let sim = seeds
+        .par_iter()
+        .map(|&seed| {
+            let ops = scaled_ops_per_s(&run_once(&point.sim, seed)?, role);
+            progress.inc(1);
+            ops
+        })
+        .collect::<Result<Vec<f64>>>()?;
+    Ok(CrossRow {
+        native_ops_per_s: native,
+        sim_ops_per_s: sim,
+        calibrated,
+        ..point.row(plan)
     })
 }
 
@@ -254,21 +305,72 @@ mod tests {
     use crate::model::machine;
     use std::path::Path;
 
-    #[test]
-    fn a_recalibrated_point_runs_both_sides_on_the_new_profile() {
+    fn plan(locks: Vec<LockKind>) -> Plan {
         let base = machine::load(Path::new("models/machines/default.toml")).unwrap();
-        let plan = Plan {
+        Plan {
             models: vec!["models/synchro.toml".into()],
             cpus: vec![1],
-            locks: vec![LockKind::Rwsem],
-            repeats: 1,
+            locks,
+            repeats: 2,
             duration: Duration::from_millis(10),
             seed: None,
             machine_file: "models/machines/default.toml".into(),
-            machine: base.clone(),
+            machine: base,
             preempt: Preempt::User,
             recalibrate: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_row_that_fails_is_kept_as_failed_and_the_rows_after_it_still_run() {
+        let plan = plan(vec![LockKind::Tas, LockKind::Rwsem, LockKind::Mutex]);
+        let points = points(&plan).unwrap();
+        let mut measured = Vec::new();
+        let mut seen = Vec::new();
+        let check = rows_of(
+            &plan,
+            &points,
+            |point| {
+                measured.push(point.native.lock);
+                if point.native.lock == LockKind::Rwsem {
+                    return Err(Error::failed("calibrate: the storm did not settle"));
+                }
+                Ok(CrossRow {
+                    native_ops_per_s: vec![1.0, 2.0],
+                    sim_ops_per_s: vec![1.5, 2.5],
+                    ..point.row(&plan)
+                })
+            },
+            |row| {
+                seen.push(row.failed.clone());
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(measured, [LockKind::Tas, LockKind::Rwsem, LockKind::Mutex]);
+        assert_eq!(
+            seen.len(),
+            3,
+            "every row reaches on_row, the failed one too"
+        );
+        let failed = &check.rows[1];
+        assert_eq!(failed.lock, LockKind::Rwsem);
+        assert_eq!(
+            failed.failed.as_deref(),
+            Some("calibrate: the storm did not settle")
+        );
+        assert!(failed.native_ops_per_s.is_empty() && failed.sim_ops_per_s.is_empty());
+        assert_eq!(failed.seeds, [2, 3], "the seeds it would have run");
+        for row in [&check.rows[0], &check.rows[2]] {
+            assert_eq!(row.failed, None);
+            assert_eq!(row.native_ops_per_s, [1.0, 2.0]);
+        }
+    }
+
+    #[test]
+    fn a_recalibrated_point_runs_both_sides_on_the_new_profile() {
+        let plan = plan(vec![LockKind::Rwsem]);
+        let base = plan.machine.clone();
         let point = points(&plan).unwrap().remove(0);
         let mut now = base.clone();
         now.work.vma_visit_ns += 100.0;

@@ -7,7 +7,9 @@
 //! `calibrate` first), the models, the CPU counts against this machine, the
 //! lock names, and the README's markers. The table goes to stdout; with
 //! `--readme` it also replaces the README's block between the markers, in
-//! one atomic write once every run is done.
+//! one atomic write once every run is done. A row whose calibration or run
+//! fails is written as failed, with the reason under the table, the other
+//! rows still run, and the command ends with exit status 1.
 
 use super::duration;
 use crate::crosscheck::{self, Plan, Recalibrate};
@@ -108,15 +110,21 @@ pub fn run(args: Args) -> Result<()> {
         if let (Some(dir), Some(c)) = (&args.profiles, &row.calibrated) {
             write_row_profile(dir, row, c, &plan)?;
         }
+        let figures = match &row.failed {
+            Some(why) => format!("failed: {why}"),
+            None => format!(
+                "native {} sim {} ({error}){calibrated}",
+                rate(native),
+                rate(sim)
+            ),
+        };
         bar.suspend(|| {
             eprintln!(
-                "crosscheck: {} {} {} CPU(s) {}: native {} sim {} ({error}){calibrated}",
+                "crosscheck: {} {} {} CPU(s) {}: {figures}",
                 row.model,
                 row.role,
                 row.cpus,
                 row.lock.name(),
-                rate(native),
-                rate(sim)
             )
         });
         Ok(())
@@ -132,7 +140,13 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(readme) = &args.readme {
         replace_between(readme, table::BEGIN, table::END, &text)?;
     }
-    Ok(())
+    match table::failed_rows(&check) {
+        0 => Ok(()),
+        n => Err(Error::failed(format!(
+            "crosscheck: {n} of {} rows failed (listed under the table, which was written with them)",
+            check.rows.len()
+        ))),
+    }
 }
 
 /// The arguments checked and built into a plan.

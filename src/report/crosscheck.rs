@@ -126,7 +126,10 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         if error.is_some_and(|e| e.abs() <= TOLERANCE_PCT) {
             within += 1;
         }
-        let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
+        let error = match (&row.failed, error) {
+            (Some(_), _) => "failed".into(),
+            (None, e) => e.map_or("-".into(), |e| format!("{e:+.0}%")),
+        };
         let _ = write!(
             s,
             "| {} | {} | {} | {} | {} | {} | {error} |",
@@ -142,12 +145,35 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(
+    let failed: Vec<&CrossRow> = check.rows.iter().filter(|r| r.failed.is_some()).collect();
+    let _ = write!(
         s,
-        "\n{within} of {} rows within ±{TOLERANCE_PCT:.0}%.",
+        "\n{within} of {} rows within ±{TOLERANCE_PCT:.0}%",
         check.rows.len()
     );
+    match failed.len() {
+        0 => s.push_str(".\n"),
+        n => {
+            let _ = writeln!(s, "; {n} failed, with no figures:\n");
+            for row in failed {
+                let _ = writeln!(
+                    s,
+                    "- {} {} CPU{} {}: {}",
+                    row.model,
+                    row.cpus,
+                    if row.cpus == 1 { "" } else { "s" },
+                    row.lock.name(),
+                    row.failed.as_deref().unwrap_or_default()
+                );
+            }
+        }
+    }
     s
+}
+
+/// How many of the check's rows failed.
+pub fn failed_rows(check: &CrossCheck) -> usize {
+    check.rows.iter().filter(|r| r.failed.is_some()).count()
 }
 
 #[cfg(test)]
@@ -165,6 +191,7 @@ mod tests {
             native_ops_per_s: native.to_vec(),
             sim_ops_per_s: sim.to_vec(),
             calibrated: None,
+            failed: None,
         }
     }
 
@@ -252,6 +279,35 @@ mod tests {
         // The rows that read -30% and +30% (30.4% under and 30.4% over)
         // count as within, as printed.
         assert!(text.ends_with("\n3 of 6 rows within ±30%.\n"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_row_reads_failed_and_its_reason_is_listed_under_the_table() {
+        let mut failed = row(&[], &[]);
+        failed.cpus = 1;
+        failed.lock = LockKind::Rwlock;
+        failed.failed = Some("calibrate: the storm did not settle".into());
+        let check = CrossCheck {
+            machine_file: "models/machines/default.toml".into(),
+            machine_name: "base".into(),
+            duration_s: 2.0,
+            preempt: "user".into(),
+            recalibrated: None,
+            rows: vec![row(&[100.0], &[110.0]), failed],
+        };
+        assert_eq!(failed_rows(&check), 1);
+        let text = render(&check, "rmap-storm crosscheck", "Xeon");
+        assert!(
+            text.contains("| aim7-fork-storm | reclaim | 1 | rwlock | - | - | failed |"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "\n1 of 2 rows within ±30%; 1 failed, with no figures:\n\n\
+                 - aim7-fork-storm 1 CPU rwlock: calibrate: the storm did not settle\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

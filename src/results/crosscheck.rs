@@ -43,6 +43,9 @@ pub struct CrossRow {
     pub sim_ops_per_s: Vec<f64>,
     /// The profile of the row's own calibration, when it had one.
     pub calibrated: Option<Calibrated>,
+    /// Why the row has no figures: its calibration or one of its runs
+    /// failed (the error's one line). The check went on to the next row.
+    pub failed: Option<String>,
 }
 
 /// A profile calibrated for one row, and each key's note (measured, and
