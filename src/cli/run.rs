@@ -5,7 +5,7 @@ use super::duration;
 use super::engine_args::EngineArgs;
 use crate::engine::{self, RunConfig, RunEngine, RunRequest};
 use crate::fileio::{write_atomic, write_json};
-use crate::locks::LockKind;
+use crate::locks::{LockKind, trace};
 use crate::model::Model;
 use crate::report::{csv, run_text};
 use crate::results::{PointRun, RunReport, SweepPoint};
@@ -58,6 +58,14 @@ pub struct Args {
     /// event, and a yield storm switches a million times a virtual second)
     #[arg(long, value_name = "FILE")]
     pub sched_trace: Option<PathBuf>,
+    /// Write every contended lock acquisition's start and grant here, as
+    /// the kernel's lock:contention_begin and lock:contention_end
+    /// tracepoints print them, with the lock's class for its address (both
+    /// engines: natively stamped with CLOCK_MONOTONIC, to merge with `perf
+    /// record -k CLOCK_MONOTONIC`, and two clock reads a contended
+    /// acquisition; simulated in virtual time, at no cost to the run)
+    #[arg(long, value_name = "FILE")]
+    pub lock_trace: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -80,11 +88,14 @@ pub fn run(args: Args) -> Result<()> {
         engine: args.engine.run_engine(&[])?,
     };
     let cfg = RunConfig::resolve(&req)?;
-    for out in [&args.json, &args.csv, &args.sched_trace]
+    for out in [&args.json, &args.csv, &args.sched_trace, &args.lock_trace]
         .into_iter()
         .flatten()
     {
         check_writable(out)?;
+    }
+    if args.lock_trace.is_some() {
+        trace::start();
     }
     let report = match (&args.sched_trace, &cfg.engine) {
         (None, _) => engine::run(&cfg)?,
@@ -100,6 +111,19 @@ pub fn run(args: Args) -> Result<()> {
             ));
         }
     };
+    if let Some(path) = &args.lock_trace {
+        let clock = match cfg.engine {
+            RunEngine::Native { .. } => "CLOCK_MONOTONIC seconds",
+            RunEngine::Sim(_) => "virtual seconds",
+        };
+        let about = format!(
+            "rmap-storm {} run of {} with {}: contended acquisitions; times in {clock}",
+            report.engine,
+            cfg.model_path.display(),
+            cfg.lock.name()
+        );
+        write_atomic(path, trace::finish().to_ftrace(&about).as_bytes())?;
+    }
     print!("{}", run_text::render(&report));
     if let Some(path) = &args.json {
         write_json(path, &report)?;

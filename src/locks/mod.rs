@@ -30,6 +30,7 @@ pub mod spinlock;
 pub mod stats;
 pub mod stealing;
 pub mod tas;
+pub mod trace;
 pub mod waitq;
 
 pub use any::AnyLock;

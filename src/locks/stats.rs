@@ -15,6 +15,7 @@
 //! engine that multiplexes simulated threads on one OS thread runs one of
 //! them inside [`installed`], that simulated thread's own [`ThreadStats`].
 
+use super::trace::{self, Contention, What};
 use crate::mode::Mode;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -170,6 +171,8 @@ pub struct ThreadStats {
     class: usize,
     stats: LockStats,
     pending: Vec<Grant>,
+    /// Its slow paths' starts and grants while [`trace::on`].
+    trace: Vec<Contention>,
 }
 
 impl ThreadStats {
@@ -177,6 +180,20 @@ impl ThreadStats {
     pub fn take(&mut self) -> LockStats {
         self.flush_waits();
         std::mem::take(&mut self.stats)
+    }
+
+    /// Hand over the contention events recorded so far.
+    pub fn take_trace(&mut self) -> Vec<Contention> {
+        std::mem::take(&mut self.trace)
+    }
+
+    /// While tracing, record `what` of the class being acquired.
+    #[inline]
+    fn trace(&mut self, what: What) {
+        if trace::on() {
+            self.trace
+                .push(Contention::now(LockClass::ALL[self.class], what));
+        }
     }
 
     fn flush_waits(&mut self) {
@@ -256,7 +273,12 @@ pub fn set_class(class: LockClass) {
 /// Count `n` occurrences of `ev` for the current thread and class.
 #[inline]
 pub fn count(ev: Event, n: u64) {
-    with(|t| t.stats.classes[t.class].counts[ev as usize] += n);
+    with(|t| {
+        t.stats.classes[t.class].counts[ev as usize] += n;
+        if let Some(mode) = ev.contended_mode() {
+            t.trace(What::Begin(mode));
+        }
+    });
 }
 
 /// A slow-path wait of `ns` nanoseconds just ended in a grant: remembered
@@ -276,7 +298,8 @@ pub fn note_grant(spins: u64, ns: u64) {
             class: t.class,
             spins,
             wait_ns: ns,
-        })
+        });
+        t.trace(What::End);
     });
 }
 
@@ -298,6 +321,11 @@ pub fn take() -> LockStats {
     with(ThreadStats::take)
 }
 
+/// Drain the current thread's contention events ([`trace`]).
+pub fn take_trace() -> Vec<Contention> {
+    with(ThreadStats::take_trace)
+}
+
 impl Event {
     /// Counted when a request of `mode` is granted.
     #[inline]
@@ -314,6 +342,16 @@ impl Event {
         match mode {
             Mode::Read => Event::ContendedRead,
             Mode::Write => Event::ContendedWrite,
+        }
+    }
+
+    /// The mode whose slow path this event starts, if it starts one.
+    #[inline]
+    fn contended_mode(self) -> Option<Mode> {
+        match self {
+            Event::ContendedRead => Some(Mode::Read),
+            Event::ContendedWrite => Some(Mode::Write),
+            _ => None,
         }
     }
 }

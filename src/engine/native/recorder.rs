@@ -7,7 +7,7 @@
 //! run the watchdog cuts off still reports what its threads did up to their
 //! last flush.
 
-use crate::locks::stats;
+use crate::locks::{stats, trace};
 use crate::metrics::ThreadCtx;
 use crate::metrics::record::{OpOutcome, Record};
 use crate::metrics::summary::ThreadRecord;
@@ -23,6 +23,8 @@ const FLUSH_EVERY: Duration = Duration::from_millis(50);
 /// One worker's shared slot.
 pub struct Slot {
     pub role: Role,
+    /// The worker's place in the run's plan (its lock trace's thread index).
+    pub index: u32,
     /// Done operations, read by the monitor while the run goes.
     pub ops: CachePadded<AtomicU64>,
     /// Set when the worker has left its loop and flushed.
@@ -31,9 +33,10 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn new(role: Role) -> Slot {
+    pub fn new(role: Role, index: u32) -> Slot {
         Slot {
             role,
+            index,
             ops: CachePadded::new(AtomicU64::new(0)),
             finished: AtomicBool::new(false),
             record: Mutex::new(Record::default()),
@@ -65,6 +68,7 @@ impl<'a> Recorder<'a> {
     /// per thread), when its run starts.
     pub fn new(slot: &'a Slot) -> Recorder<'a> {
         let _ = stats::take();
+        let _ = stats::take_trace();
         let now = Instant::now();
         Recorder {
             slot,
@@ -93,6 +97,12 @@ impl<'a> Recorder<'a> {
         local.ctx = now - self.ctx_at_flush;
         self.ctx_at_flush = now;
         local.lock = stats::take();
+        if trace::on() {
+            // The worker thread is named as the sched trace names it.
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("worker");
+            trace::collect(self.slot.index, name, stats::take_trace());
+        }
         local.lifetime_ns = self.started.elapsed().as_nanos() as u64;
         self.slot.record.lock().absorb(local);
         self.last_flush = Instant::now();

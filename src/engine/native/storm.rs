@@ -35,7 +35,12 @@ pub fn run<L: RawRwLock>(
     seed: u64,
 ) -> Outcome {
     let plan = worker::plan(&ctx.workload);
-    let slots: Arc<Vec<Slot>> = Arc::new(plan.iter().map(|p| Slot::new(p.role)).collect());
+    let slots: Arc<Vec<Slot>> = Arc::new(
+        plan.iter()
+            .enumerate()
+            .map(|(i, p)| Slot::new(p.role, i as u32))
+            .collect(),
+    );
     let barrier = Arc::new(Barrier::new(plan.len() + 1));
     for (i, &place) in plan.iter().enumerate() {
         let (ctx, slots, barrier) = (ctx.clone(), slots.clone(), barrier.clone());
@@ -169,7 +174,7 @@ mod tests {
     /// failures are counted, and no failure becomes a latency sample.
     #[test]
     fn a_worker_whose_every_op_fails_records_no_operation() {
-        let slot = Slot::new(Role::Touch);
+        let slot = Slot::new(Role::Touch, 0);
         let stop = AtomicBool::new(false);
         let place = Place {
             role: Role::Touch,
@@ -199,7 +204,7 @@ mod tests {
 
     #[test]
     fn done_ops_move_the_slot_counter_and_give_up_is_kept_apart() {
-        let slot = Slot::new(Role::Reclaim);
+        let slot = Slot::new(Role::Reclaim, 0);
         let stop = AtomicBool::new(false);
         let place = Place {
             role: Role::Reclaim,

@@ -23,6 +23,7 @@ use super::sched::{Point, Preempt};
 use crate::locks::platform::{
     AtomicFlag, AtomicInt, FilterOp, ParkResult, ParkToken, Platform, UnparkResult, UnparkToken,
 };
+use crate::locks::trace;
 use corosensei::Yielder;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -34,7 +35,8 @@ thread_local! {
     static YIELDER: Cell<*const Yielder<(), ()>> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Run `f` with `kernel` as this OS thread's simulation.
+/// Run `f` with `kernel` as this OS thread's simulation, its virtual clock
+/// stamping the lock trace.
 pub fn installed<R>(kernel: &RefCell<Kernel>, f: impl FnOnce() -> R) -> R {
     struct Restore(*const RefCell<Kernel>);
     impl Drop for Restore {
@@ -43,7 +45,13 @@ pub fn installed<R>(kernel: &RefCell<Kernel>, f: impl FnOnce() -> R) -> R {
         }
     }
     let _restore = Restore(KERNEL.with(|k| k.replace(kernel)));
-    f()
+    trace::with_clock(trace_clock, f)
+}
+
+/// The lock trace's clock in a simulation: the virtual time (ns) and the
+/// running thread's CPU, read without charging the thread.
+fn trace_clock() -> (u64, u32) {
+    with_kernel(|k| (k.now() / 1_000, k.cpu() as u32)).unwrap_or_default()
 }
 
 /// Called first thing in a coroutine's body with its yielder.

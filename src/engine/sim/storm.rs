@@ -17,6 +17,7 @@ use crate::engine::storm::worker::{self, Worker};
 use crate::engine::storm::{roles, window_for};
 use crate::locks::platform::Platform;
 use crate::locks::stats::ThreadStats;
+use crate::locks::trace;
 use crate::locks::{KindInfo, LockVisitor, RawRwLock};
 use crate::metrics::ThreadCtx;
 use crate::metrics::summary::{self, RunMeta, ThreadRecord};
@@ -108,8 +109,13 @@ impl LockVisitor for SimStorm<'_> {
             .zip(&mut stats)
             .zip(&ended.threads)
             .zip(&done)
-            .map(|(((w, stats), end), done)| {
+            .enumerate()
+            .map(|(i, (((w, stats), end), done))| {
                 let w = w.into_inner();
+                if trace::on() {
+                    let name = format!("{}-{}", w.role, w.nth);
+                    trace::collect(i as u32, &name, stats.take_trace());
+                }
                 let mut record = w.local;
                 record.lock = stats.take();
                 record.ctx = ThreadCtx {

@@ -20,6 +20,7 @@
 //! seconds to the microsecond, as ftrace prints them. Simulated thread i
 //! has pid 1 + i and the native engine's thread name (`monitor-0`).
 
+use crate::locks::trace::header;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -103,14 +104,12 @@ impl SchedTrace {
     pub fn to_ftrace(&self, names: &[String], cpus: usize) -> String {
         let events = self.switches.len() + self.wakeups.len();
         let mut out = String::with_capacity(events * 160 + 256);
-        let _ = writeln!(out, "# tracer: nop");
-        let _ = writeln!(
-            out,
-            "# rmap-storm simulator: {} switches and {} wake-ups on {cpus} virtual CPUs; times in virtual seconds",
+        let about = format!(
+            "rmap-storm simulator: {} switches and {} wake-ups on {cpus} virtual CPUs; times in virtual seconds",
             self.switches.len(),
             self.wakeups.len()
         );
-        let _ = writeln!(out, "#           TASK-PID     CPU#  TIMESTAMP  FUNCTION");
+        header(&mut out, &about);
         let task = |t: Option<u32>, idle: &str| match t {
             Some(t) => (Cow::Borrowed(names[t as usize].as_str()), t + 1),
             None => (Cow::Owned(idle.to_string()), 0),
