@@ -28,12 +28,15 @@
 
 use super::stats::LockClass;
 use crate::mode::Mode;
+use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-static ON: AtomicBool = AtomicBool::new(false);
+/// On its own line: every slow path reads it, and a neighbour written now
+/// and then must not make that read a miss.
+static ON: CachePadded<AtomicBool> = CachePadded::new(AtomicBool::new(false));
 
 /// The threads' events handed over while on, per thread index.
 static COLLECTED: Mutex<Vec<Traced>> = Mutex::new(Vec::new());
