@@ -34,8 +34,9 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// On its own line: every slow path reads it, and a neighbour written now
-/// and then must not make that read a miss.
+/// On its own line: every slow path reads it, and no neighbour's write
+/// should turn that read into a miss (not seen to matter on the test
+/// machine; 128 bytes).
 static ON: CachePadded<AtomicBool> = CachePadded::new(AtomicBool::new(false));
 
 /// The threads' events handed over while on, per thread index.
