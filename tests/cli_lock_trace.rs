@@ -21,6 +21,18 @@ struct Seen {
     contended: u64,
 }
 
+impl Seen {
+    /// One begin per contended request the JSON counts, and an end for
+    /// each but those still open.
+    fn agrees_with_its_json(&self, lock: &str) {
+        assert_eq!(
+            self.begins, self.contended,
+            "{lock}: one begin per contended request"
+        );
+        assert_eq!(self.ends + self.open, self.begins, "{lock}");
+    }
+}
+
 /// Run `model` with `lock` on `engine_args`, tracing; check the trace's
 /// order and pairing line by line; return its counts beside the JSON's.
 fn traced(model: &str, lock: &str, engine_args: &[&str], dir: &Path) -> (Seen, String) {
@@ -126,11 +138,7 @@ fn every_kinds_slow_paths_are_traced_in_the_simulator() {
     ] {
         let (seen, _) = traced("models/synchro.toml", lock, &sim, dir.path());
         assert!(seen.begins > 0, "{lock}: synchro contends its mmap_lock");
-        assert_eq!(
-            seen.begins, seen.contended,
-            "{lock}: one begin per contended request"
-        );
-        assert_eq!(seen.ends + seen.open, seen.begins, "{lock}");
+        seen.agrees_with_its_json(lock);
         assert!(
             seen.open <= 5,
             "{lock}: {} still waiting at the stop, of 5 threads",
@@ -151,11 +159,7 @@ fn native_slow_paths_are_traced_with_the_monotonic_clock() {
     ] {
         let (seen, file) = traced(model, lock, &native, dir.path());
         assert!(seen.begins > 0, "{lock}: two threads on two CPUs contend");
-        assert_eq!(
-            seen.begins, seen.contended,
-            "{lock}: one begin per contended request"
-        );
-        assert_eq!(seen.ends + seen.open, seen.begins, "{lock}");
+        seen.agrees_with_its_json(lock);
         assert!(
             file.lines()
                 .nth(1)
