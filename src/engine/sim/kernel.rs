@@ -611,9 +611,12 @@ impl Kernel {
         }
         let (cpu, now) = (self.cpu(), self.now());
         let user = point == Point::UserReturn;
+        // Under `--preempt user` the threads are user-space code between
+        // their syscalls and interrupts.
+        let polls = !(self.preempt == Preempt::User && point == Point::Anywhere);
         let count = self.threads[self.current as usize].preempt_count;
         if (user || count == 0 || self.preempt.preempts_kernel(count))
-            && self.cpus[cpu].resched_due(&self.costs.sched, now)
+            && self.cpus[cpu].resched_due(&self.costs.sched, now, polls)
             && !self.keeps_cpu(cpu, now)
         {
             self.switch_out(Leave::Preempted);
@@ -833,7 +836,6 @@ impl Kernel {
             }
         };
         if preempts {
-            self.cpus[cpu].need_resched = true;
             // Another CPU's wake-up reaches this one by the reschedule IPI;
             // the waker's own CPU sees its flag at once.
             let remote = waker.is_some_and(|(c, _)| c != cpu);
@@ -841,8 +843,10 @@ impl Kernel {
                 woken_at + self.latency(self.costs.sched.resched_ipi)
             } else {
                 at
-            };
-            self.kick(cpu, interrupt.max(at));
+            }
+            .max(at);
+            self.cpus[cpu].request_resched(at, interrupt);
+            self.kick(cpu, interrupt);
         }
         preempts.then_some(cpu)
     }
@@ -986,7 +990,7 @@ impl Kernel {
         };
         let keeps = eevdf::keeps_cpu(vruntime, deadline, avg, best);
         if keeps {
-            self.cpus[cpu].need_resched = false;
+            self.cpus[cpu].resched = None;
         }
         keeps
     }
@@ -1068,7 +1072,7 @@ impl Kernel {
         c.exec_start = at;
         // A switch, not a wake-up from idle (whose caller sets it again).
         c.waking = false;
-        c.need_resched = false;
+        c.resched = None;
         let t = &mut self.threads[tid as usize];
         c.request = t.deadline.saturating_sub(t.vruntime);
         t.state = State::Running;

@@ -151,7 +151,11 @@ fn work_ps(ps: u64, user: bool) {
         with_kernel(|k| k.work(left, user));
         suspend();
         left = end.saturating_sub(with_kernel(|k| k.now()).unwrap_or(end));
-        let point = if user {
+        // Work cut short returns from the interrupt that cut it. User work
+        // run to its end goes on in user space, which under `--preempt
+        // user` meets a reschedule only by interrupt; the kernel models
+        // keep their check there.
+        let point = if user && (left > 0 || !user_space_threads()) {
             Point::UserReturn
         } else {
             Point::Anywhere
@@ -159,6 +163,12 @@ fn work_ps(ps: u64, user: bool) {
         step(|k| k.preempt_point(point));
         // Preempted: the rest of the work resumes where the thread runs next.
     }
+}
+
+/// Whether the simulated threads are user-space threads (`--preempt user`),
+/// not kernel code.
+fn user_space_threads() -> bool {
+    with_kernel(|k| k.preempt == Preempt::User).unwrap_or(false)
 }
 
 /// A preemption point of kind `point`.
@@ -178,7 +188,7 @@ impl Platform for Sim {
     /// Spinners run with preemption disabled, as in the kernel; under
     /// `--preempt user` they are user-space threads and yield as natively.
     fn spinners_yield() -> bool {
-        with_kernel(|k| k.preempt == Preempt::User).unwrap_or(false)
+        user_space_threads()
     }
 
     #[inline]
@@ -337,12 +347,18 @@ impl Platform for Sim {
         let token = callback(result);
         with_kernel(|k| k.put_queue(key, queue));
         unlock_bucket(key);
+        let woke = !woken.is_empty();
         for tid in woken {
             // try_to_wake_up runs on the waker's CPU.
             let cost = with_kernel(|k| k.unpark(tid, token)).unwrap_or(0);
             if cost > 0 {
                 work(cost / 1_000, false);
             }
+        }
+        if woke && user_space_threads() {
+            // A user-space waker's FUTEX_WAKE returns to user space, reading
+            // the reschedule flag a wake-up onto its CPU may have set.
+            preempt_point(Point::UserReturn);
         }
         result
     }
@@ -634,14 +650,16 @@ mod tests {
         );
     }
 
-    /// Two CPUs, EEVDF. On CPU 0 the hog runs to its first tick (4 ms, past
-    /// its 3 ms request), the sleeper runs 10 us and parks owed time; at 4.2
-    /// ms CPU 1's thread unparks it. The wakee preempts the hog, which is
-    /// ahead of V, but from another CPU: CPU 0 learns of it by the reschedule
-    /// IPI, 50 us later in this profile (`sched.resched_ipi_ns`), not after
-    /// the 0.6 us a wake-up takes to queue (`sched.wakeup_ns`).
-    #[test]
-    fn a_remote_wakeup_preempts_when_its_reschedule_ipi_arrives() {
+    /// Two CPUs, EEVDF, `--preempt user`. On CPU 0 `hog` runs to its first
+    /// tick (4 ms, past its 3 ms request), the sleeper runs 10 us and parks
+    /// owed time; at 4.2 ms CPU 1's thread unparks it, coming out of idle
+    /// first (10 us, `sched.wakeup_idle_ns`). The wakee preempts the hog,
+    /// which is ahead of V, but from another CPU: the flag is set at once,
+    /// the reschedule IPI lands 50 us later (`sched.resched_ipi_ns` in this
+    /// profile). `extra` threads go on after the sleeper, round-robin from
+    /// CPU 1. The virtual ns the wakee runs at, and the hog's involuntary
+    /// switches.
+    fn remote_wakeup(hog: Body<'static>, extra: Vec<Body<'static>>) -> (u64, u64) {
         const KEY: usize = 0x80;
         let mut p = profile();
         p.sched.policy = SchedPolicy::Eevdf;
@@ -649,8 +667,8 @@ mod tests {
         let resumed = std::rc::Rc::new(Cell::new(0));
         let at = resumed.clone();
         // Round robin over CPUs 0 and 1: the hog and the sleeper on CPU 0.
-        let bodies: Vec<Body<'static>> = vec![
-            Box::new(|| Sim::user_work(5_000_000)),
+        let mut bodies: Vec<Body<'static>> = vec![
+            hog,
             Box::new(|| {
                 sleep_until(4_200_000);
                 // SAFETY: the test's own key; the callback does not touch the sim.
@@ -666,18 +684,73 @@ mod tests {
                 at.set(with_kernel(|k| k.now()).unwrap() / 1_000);
             }),
         ];
+        bodies.extend(extra);
         let pin = CpuList::parse("0-1", 2).unwrap();
-        let end = run_on(Kernel::new(&p, 2, Preempt::User, 3, Some(&pin), 1), bodies);
-        assert_eq!(
-            end.threads[0].nivcsw, 2,
-            "the tick's and the wake-up's preemptions"
+        let threads = bodies.len();
+        let end = run_on(
+            Kernel::new(&p, 2, Preempt::User, threads, Some(&pin), 1),
+            bodies,
         );
-        let resumed_ns = resumed.get();
-        // CPU 1 comes out of idle 10 us after 4.2 ms for the waker
-        // (`sched.wakeup_idle_ns`), then the IPI's 50 us and a switch.
+        (resumed.get(), end.threads[0].nivcsw)
+    }
+
+    /// A hog in pure user work meets the flag when the IPI interrupts it:
+    /// the wakee runs 50 us after its wake-up at 4.21 ms, then a switch;
+    /// not after the 0.6 us a wake-up takes to queue (`sched.wakeup_ns`).
+    #[test]
+    fn a_remote_wakeup_preempts_when_its_reschedule_ipi_arrives() {
+        let (resumed_ns, preempted) =
+            remote_wakeup(Box::new(|| Sim::user_work(5_000_000)), Vec::new());
+        assert_eq!(preempted, 2, "the tick's and the wake-up's preemptions");
         assert!(
             (4_260_000..4_262_000).contains(&resumed_ns),
             "the wakee ran at {resumed_ns} ns, not 50 us after its wake-up at 4.21 ms"
+        );
+    }
+
+    /// User-space code never reads TIF_NEED_RESCHED: a hog touching a lock
+    /// word every 100 ns still runs until the IPI lands.
+    #[test]
+    fn user_space_code_meets_a_remote_reschedule_only_by_its_ipi() {
+        let hog: Body<'static> = Box::new(|| {
+            let word = <Sim as Platform>::AtomicU32::new(0);
+            for _ in 0..50_000 {
+                word.fetch_add(1, Ordering::Relaxed);
+                Sim::user_work(100);
+            }
+        });
+        let (resumed_ns, _) = remote_wakeup(hog, Vec::new());
+        assert!(
+            (4_260_000..4_262_000).contains(&resumed_ns),
+            "the wakee ran at {resumed_ns} ns, not at the IPI 50 us after its wake-up at 4.21 ms"
+        );
+    }
+
+    /// A FUTEX_WAKE's return to user space reads the flag: the hog, waking
+    /// a thread parked on CPU 1 at 4.23 ms, gives its CPU away then, 20 us
+    /// before the IPI.
+    #[test]
+    fn a_syscall_exit_meets_a_remote_reschedule_before_its_ipi() {
+        const OTHER: usize = 0x100;
+        let hog: Body<'static> = Box::new(|| {
+            while with_kernel(|k| k.now()).unwrap() < 4_230_000_000 {
+                Sim::user_work(1_000);
+            }
+            // SAFETY: the test's own key; the callback does not touch the sim.
+            let woken =
+                unsafe { Sim::unpark_filter(OTHER, |_| FilterOp::Unpark, |_| UnparkToken(1)) };
+            assert_eq!(woken.unparked_threads, 1, "the other thread was not parked");
+            Sim::user_work(1_000_000);
+        });
+        let other: Body<'static> = Box::new(|| {
+            // SAFETY: as above.
+            let parked = unsafe { Sim::park(OTHER, || true, ParkToken(0)) };
+            assert_eq!(parked, ParkResult::Unparked(UnparkToken(1)));
+        });
+        let (resumed_ns, _) = remote_wakeup(hog, vec![other]);
+        assert!(
+            (4_230_000..4_240_000).contains(&resumed_ns),
+            "the wakee ran at {resumed_ns} ns, not at the hog's FUTEX_WAKE at 4.23 ms"
         );
     }
 

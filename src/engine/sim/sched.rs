@@ -172,6 +172,24 @@ impl SchedPs {
     }
 }
 
+/// A wake-up preemption's request (resched_curr): TIF_NEED_RESCHED is set
+/// on the running thread at once, from whichever CPU woke; kernel code
+/// polling it (need_resched(), preempt_enable(), the exit of a syscall)
+/// sees it then, user-space code only when an interrupt takes it into the
+/// kernel: the reschedule IPI, for a wake-up from another CPU. Picoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resched {
+    pub set: u64,
+    pub interrupt: u64,
+}
+
+impl Resched {
+    /// When code that polls the flag (`polls`) or user-space code sees it.
+    fn seen(self, polls: bool) -> u64 {
+        if polls { self.set } else { self.interrupt }
+    }
+}
+
 /// One CPU.
 #[derive(Debug)]
 pub struct Cpu {
@@ -188,7 +206,7 @@ pub struct Cpu {
     /// until its deadline.
     pub request: u64,
     /// A wakee should run (set by wake-up preemption, cleared at dispatch).
-    pub need_resched: bool,
+    pub resched: Option<Resched>,
     /// When `current` was dispatched.
     pub exec_start: u64,
     /// `current` was woken onto this CPU while it was idle, and until
@@ -211,7 +229,7 @@ impl Cpu {
             queue: BTreeSet::new(),
             queued_vruntime: 0,
             request: 0,
-            need_resched: false,
+            resched: None,
             exec_start: 0,
             waking: false,
             busy: 0,
@@ -311,9 +329,23 @@ impl Cpu {
         (!self.queue.is_empty()).then(|| sched.tick_at_or_after(self.exec_start + run))
     }
 
-    /// Whether the current thread should give the CPU away at `now`.
-    pub fn resched_due(&self, sched: &SchedPs, now: u64) -> bool {
-        self.need_resched || self.slice_end(sched).is_some_and(|end| now >= end)
+    /// Whether the current thread should give the CPU away at `now`, in
+    /// code that reads TIF_NEED_RESCHED (`polls`: kernel code, a return to
+    /// user space) or in user-space code, which meets it only by interrupt.
+    pub fn resched_due(&self, sched: &SchedPs, now: u64, polls: bool) -> bool {
+        self.resched.is_some_and(|r| now >= r.seen(polls))
+            || self.slice_end(sched).is_some_and(|end| now >= end)
+    }
+
+    /// Ask the current thread to give the CPU away: the flag is set at
+    /// `set`, the interrupt that brings it to user-space code lands at
+    /// `interrupt`; an earlier request stands.
+    pub fn request_resched(&mut self, set: u64, interrupt: u64) {
+        let r = Resched { set, interrupt };
+        self.resched = Some(self.resched.map_or(r, |old| Resched {
+            set: old.set.min(set),
+            interrupt: old.interrupt.min(interrupt),
+        }));
     }
 
     /// Busy time up to `now`, picoseconds.
@@ -397,11 +429,11 @@ mod tests {
         cpu.current = Some(0);
         cpu.exec_start = 1_000;
         assert_eq!(cpu.slice_end(&s), None, "alone: the slice never ends");
-        assert!(!cpu.resched_due(&s, u64::MAX));
+        assert!(!cpu.resched_due(&s, u64::MAX, true));
         cpu.enqueue(0, 0, 1, 0);
         // 2 running: a 12 us slice from 1 us ends at 13 us, checked at the 16 us tick.
         assert_eq!(cpu.slice_end(&s), Some(16_000));
-        assert!(!cpu.resched_due(&s, 15_999) && cpu.resched_due(&s, 16_000));
+        assert!(!cpu.resched_due(&s, 15_999, true) && cpu.resched_due(&s, 16_000, false));
     }
 
     #[test]
