@@ -179,8 +179,8 @@ impl SchedPs {
 /// kernel: the reschedule IPI, for a wake-up from another CPU. Picoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resched {
-    pub set: u64,
-    pub interrupt: u64,
+    set: u64,
+    interrupt: u64,
 }
 
 impl Resched {
@@ -420,6 +420,19 @@ mod tests {
         assert_eq!(s.slice(1), 24_000);
         assert_eq!(s.slice(4), 6_000);
         assert_eq!(s.slice(32), 3_000);
+    }
+
+    /// Polling code sees the flag when it is set, user-space code at the
+    /// interrupt; a later request does not put an earlier one off.
+    #[test]
+    fn a_reschedule_is_seen_when_set_or_at_its_interrupt() {
+        let s = sched();
+        let mut cpu = Cpu::new();
+        cpu.current = Some(0);
+        cpu.request_resched(10, 60);
+        cpu.request_resched(20, 90);
+        assert!(!cpu.resched_due(&s, 9, true) && cpu.resched_due(&s, 10, true));
+        assert!(!cpu.resched_due(&s, 59, false) && cpu.resched_due(&s, 60, false));
     }
 
     #[test]
