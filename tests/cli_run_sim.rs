@@ -92,6 +92,70 @@ fn the_same_seed_gives_the_same_json_apart_from_wall_clock_fields() {
     );
 }
 
+/// models/machines/default.toml with `key` (a key of its own line) set to
+/// `value`, written into `dir`.
+fn default_profile_with(dir: &Path, key: &str, value: f64) -> std::path::PathBuf {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/machines/default.toml"),
+    )
+    .unwrap();
+    let edited: Vec<String> = src
+        .lines()
+        .map(|l| {
+            if l.starts_with(&format!("{key} =")) {
+                format!("{key} = {value:.1}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{key}.toml"));
+    std::fs::write(&path, edited.join("\n")).unwrap();
+    path
+}
+
+/// A page_referenced walk pays the profile's `work.walk_ns` once, before
+/// its first vma: one reclaimer on one CPU, alone in a small world, takes
+/// its median operation (a walk of a few vmas) 10 us longer with a 10 us
+/// walk start, not 0 (the start not charged) nor one 10 us per vma.
+#[test]
+fn a_walk_pays_its_start_once_whatever_its_vmas() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = default_profile_with(dir.path(), "walk_ns", 10_000.0);
+    let reclaim = |machine: &str| {
+        let args = [
+            "models/aim7-fork-test.toml",
+            "--cpus",
+            "1",
+            "--set",
+            "workload.scale=\"reclaim\"",
+            "--threads",
+            "1",
+            "--set",
+            "workload.fork_exit.threads=0",
+            "--duration",
+            "20ms",
+            "--machine",
+            machine,
+        ];
+        let (_, r) = run_json(&args);
+        let m = &r.roles["reclaim"];
+        (m.latency_ns.p50, m.vmas_per_op)
+    };
+    let (p50, vmas) = reclaim("models/machines/default.toml");
+    let (slow_p50, _) = reclaim(slow.to_str().unwrap());
+    let grew = slow_p50 as f64 - p50 as f64;
+    assert!(
+        vmas > 1.5,
+        "the walks visited {vmas:.2} vmas an operation: too few to tell once from per vma"
+    );
+    assert!(
+        (9_000.0..11_000.0).contains(&grew),
+        "a 10 us walk start (default {}) made the median operation {grew} ns longer, not 10,000",
+        p50
+    );
+}
+
 /// The worker loop times each operation with two clock reads, which the
 /// simulator charges at the profile's `work.clock_ns`: one synchro monitor
 /// on one CPU (read(2), 2 us of formatting under the lock, 2 us of
@@ -100,22 +164,7 @@ fn the_same_seed_gives_the_same_json_apart_from_wall_clock_fields() {
 #[test]
 fn the_worker_loops_clock_reads_cost_the_profiles_clock_ns() {
     let dir = tempfile::tempdir().unwrap();
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/machines/default.toml"),
-    )
-    .unwrap();
-    let slow = dir.path().join("slow-clock.toml");
-    let edited: Vec<String> = src
-        .lines()
-        .map(|l| {
-            if l.starts_with("clock_ns") {
-                "clock_ns = 1000.0".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    std::fs::write(&slow, edited.join("\n")).unwrap();
+    let slow = default_profile_with(dir.path(), "clock_ns", 1000.0);
     let monitor = |machine: &str| {
         let args = [
             "models/synchro.toml",

@@ -203,6 +203,15 @@ fn table(cal: &Calibration, out: &Path) -> String {
             ),
         ),
         (
+            "walk_start",
+            cal.walk_start.clone(),
+            format!(
+                "mean CPU time of the {} page_referenced walks of one vma in that storm, less two CPU-clock reads ({:.1} ns), the visit and the lock's two atomics -> work.walk_ns",
+                cal.one_vma_walks,
+                cal.cpu_clock.median()
+            ),
+        ),
+        (
             "lru_per_page",
             Some(cal.lru.clone()),
             "native isolate + putback of 32-page batches, per page moved -> work.lru_page_ns".into(),

@@ -104,8 +104,8 @@ pub fn run(args: Args) -> Result<()> {
         let rate = |r: Option<f64>| r.map_or("-".into(), fmt_rate);
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
         let calibrated = row.calibrated.as_ref().map_or(String::new(), |c| {
-            let [visit, touch, wake, noise] = table::calibrated_figures(&c.machine);
-            format!("; calibrated: visit {visit}, touch {touch}, idle wake {wake}, interrupts every {noise}")
+            let [visit, walk, touch, wake, noise] = table::calibrated_figures(&c.machine);
+            format!("; calibrated: visit {visit}, walk start {walk}, touch {touch}, idle wake {wake}, interrupts every {noise}")
         });
         if let (Some(dir), Some(c)) = (&args.profiles, &row.calibrated) {
             write_row_profile(dir, row, c, &plan)?;

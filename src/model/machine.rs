@@ -337,6 +337,11 @@ costs! {
         /// page_referenced, per vma visited: vma_address, page_vma_mapped_walk,
         /// the PTE lock, ptep_clear_flush_young.
         vma_visit_ns,
+        /// page_referenced or try_to_unmap, once per walk before its first
+        /// vma: the page's anon_vma (folio_lock_anon_vma_read, its lock's
+        /// own accesses apart: the line model charges those) and the
+        /// interval tree's search.
+        walk_ns,
         /// try_to_unmap, per vma: the same walk, the PTE cleared, the mapcount dropped.
         unmap_pte_ns,
         /// A local TLB flush of one page.
@@ -658,7 +663,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 14 + 15);
+        assert_eq!(keys.len(), 8 + 14 + 16);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

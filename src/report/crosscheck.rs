@@ -61,11 +61,12 @@ fn rate_with_spread(samples: &[f64]) -> String {
 }
 
 /// What a row's own profile says of the figures that move most between
-/// calibrations minutes apart, as `visit, touch, idle wake, interrupts
-/// every`, each in its unit.
-pub fn calibrated_figures(m: &MachineProfile) -> [String; 4] {
+/// calibrations minutes apart, as `visit, walk start, touch, idle wake,
+/// interrupts every`, each in its unit.
+pub fn calibrated_figures(m: &MachineProfile) -> [String; 5] {
     [
         m.work.vma_visit_ns,
+        m.work.walk_ns,
         m.work.touch_ns,
         m.sched.wakeup_idle_ns,
         m.sched.noise_interval_ns,
@@ -73,14 +74,14 @@ pub fn calibrated_figures(m: &MachineProfile) -> [String; 4] {
     .map(|ns| fmt_ns(ns.round() as u64))
 }
 
-/// A recalibrated row's four figures as table cells.
+/// A recalibrated row's five figures as table cells.
 fn calibrated_cells(c: Option<&Calibrated>) -> String {
     match c {
         Some(c) => {
-            let [visit, touch, wake, noise] = calibrated_figures(&c.machine);
-            format!(" {visit} | {touch} | {wake} | {noise} |")
+            let [visit, walk, touch, wake, noise] = calibrated_figures(&c.machine);
+            format!(" {visit} | {walk} | {touch} | {wake} | {noise} |")
         }
-        None => " - | - | - | - |".into(),
+        None => " - | - | - | - | - |".into(),
     }
 }
 
@@ -96,8 +97,8 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         Some(trials) => format!(
             "the row's own profile, calibrated just before its native runs \
              ({trials} trial{} a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `{}`), \
-             on which the native side ran too; the last columns are that profile's vma visit, touch, \
-             wake-up of an idle CPU and interval between interruptions",
+             on which the native side ran too; the last columns are that profile's vma visit, walk start \
+             (a walk's own work before its first vma), touch, wake-up of an idle CPU and interval between interruptions",
             if trials == 1 { "" } else { "s" },
             check.machine_file
         ),
@@ -113,7 +114,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
     s.push('\n');
     s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error |");
     s.push_str(if check.recalibrated.is_some() {
-        " visit | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        " visit | walk start | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     } else {
         "\n|---|---|---:|---|---:|---:|---:|\n"
     });
@@ -317,6 +318,7 @@ mod tests {
             crate::model::machine::load(std::path::Path::new("models/machines/default.toml"))
                 .unwrap();
         machine.work.vma_visit_ns = 293.4;
+        machine.work.walk_ns = 151.0;
         machine.work.touch_ns = 271.0;
         machine.sched.wakeup_idle_ns = 44_460.0;
         machine.sched.noise_interval_ns = 1_291_514.0;
@@ -345,10 +347,10 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| model | role (ops/s) | CPUs | kind | native | sim | error | visit | touch | idle wake | interrupts every |",
-                "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | 293ns | 271ns | 44.5us | 1.29ms |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | - | - | - | - |",
+                "| model | role (ops/s) | CPUs | kind | native | sim | error | visit | walk start | touch | idle wake | interrupts every |",
+                "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | 293ns | 151ns | 271ns | 44.5us | 1.29ms |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | - | - | - | - | - |",
             ]
         );
     }

@@ -16,6 +16,7 @@
 //! | handoff, two busy CPUs | the same with a thread spinning in user space on each CPU, which the wakee preempts: the median single handoff, less a syscall and a switch (the reschedule IPI from the waker's CPU and its delivery; under a hypervisor both sides exit to the host) | `sched.resched_ipi_ns` |
 //! | noise | a thread pinned to the first CPU reads the clock in a loop; a gap over 2 us (a clock read takes tens of ns) is an interruption, osnoise style: the uninterrupted time per gap, and the gaps' mean | `sched.noise_interval_ns`, `sched.noise_ns` |
 //! | walk | the model's own native storm for 1 s (2 s on one CPU; a trial still in its start-up is run again, three tries in all), its threads pinned round robin to every CPU (or to the first N, `--storm-cpus N`, as a run pinned to N CPUs runs), its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
+//! | walk start | in the walk's storm, every page_referenced walk of exactly one vma timed by the walker's CPU clock into 4 ns buckets: the mean of those under 16 us (an interrupt's lie beyond), less two CPU-clock reads in a row (the timing's share), the trial's vma visit and the rw_semaphore's two atomics (down_read and up_read: the simulator's line model charges a lock's accesses itself). What a walk costs before its first vma: the page's anon_vma and the interval tree's search, which the per-vma figure leaves out | `work.walk_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
@@ -153,6 +154,15 @@ pub struct Calibration {
     pub noise: Figure,
     /// ns per vma visited by the long walks of the model's native storm.
     pub walk: Figure,
+    /// ns a walk of the model's native storm costs before its first vma:
+    /// its mean walk of one vma, less the clock's share, the visit and the
+    /// lock's two atomics (None if a trial walked no such page).
+    pub walk_start: Option<Figure>,
+    /// The walks of one vma those trials timed, all trials together.
+    pub one_vma_walks: u64,
+    /// Two reads of this thread's CPU clock in a row: the share of a timed
+    /// walk that is the timing's.
+    pub cpu_clock: Figure,
     /// The long walks those trials timed, all trials together.
     pub storm_walks: u64,
     /// The CPUs the storm's threads were pinned to, round robin.
@@ -252,19 +262,28 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         Ok(n.interval_ns)
     })?;
     let noise = Figure { trials_ns: lengths };
+    let cpu_clock = trials(&mut || Ok(cpu_clock_gap(plan.ops(200_000))))?;
     let span = storm_span(storm_cpus.len());
     let walker = Walker::new(world)?;
     let storm_min_vmas = walker.vmas.div_ceil(2);
     let mut storm_walks = 0;
     let mut touches = Vec::with_capacity(plan.trials);
+    let mut starts = Vec::with_capacity(plan.trials);
+    let mut one_vma_walks = 0;
     let walk = trials(&mut || {
         let t =
             settled_storm_trial(|| storm_trial(model, base, &storm_cpus, span, storm_min_vmas))?;
         storm_walks += t.walks;
         touches.push((t.touch_p50_ns as f64 - read_ns).max(0.0));
+        if let Some((mean, n)) = t.one_vma {
+            one_vma_walks += n;
+            let start = mean - cpu_clock.median() - t.visit_ns - 2.0 * atomic.median();
+            starts.push(start.max(0.0));
+        }
         Ok(t.visit_ns)
     })?;
     let touch = Figure { trials_ns: touches };
+    let walk_start = (starts.len() == plan.trials).then_some(Figure { trials_ns: starts });
     let mut cold = Evictor::new(walker.world.resident_bytes());
     let evicted_bytes = cold.lines.len();
     let unmap =
@@ -302,6 +321,9 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         noise_interval,
         noise,
         walk,
+        walk_start,
+        one_vma_walks,
+        cpu_clock,
         unmap,
         lru,
         fork,
@@ -795,6 +817,9 @@ struct StormTrial {
     visit_ns: f64,
     /// How many long walks it timed.
     walks: u64,
+    /// Its mean walk of one vma (CPU time, the clock's share in it) and
+    /// how many it timed; None if it walked no such page.
+    one_vma: Option<(f64, u64)>,
     /// The median done operation of its touch role, as the worker loop
     /// times it (one clock read included).
     touch_p50_ns: u64,
@@ -821,7 +846,7 @@ fn storm_trial(
         span,
         probe: WalkProbe::new(thread_cpu_ns, long),
     };
-    let (visit, walks, threads) = LockKind::Rwsem.dispatch::<Native, _>(storm);
+    let (visit, walks, one_vma, threads) = LockKind::Rwsem.dispatch::<Native, _>(storm);
     let Some(visit_ns) = visit else {
         return Err(Error::failed(format!(
             "calibrate: the model's native storm walked no page mapped by {long} vmas or more in {span:?} (a page its first task's whole family maps)"
@@ -838,6 +863,7 @@ fn storm_trial(
     Ok(StormTrial {
         visit_ns,
         walks,
+        one_vma,
         touch_p50_ns: touches.value_at_quantile(0.5),
     })
 }
@@ -853,7 +879,7 @@ struct ProbedStorm<'a> {
 }
 
 impl LockVisitor for ProbedStorm<'_> {
-    type Output = (Option<f64>, u64, Vec<ThreadRecord>);
+    type Output = (Option<f64>, u64, Option<(f64, u64)>, Vec<ThreadRecord>);
 
     fn visit<L: RawRwLock + KindInfo>(self) -> Self::Output {
         let costs = Costs::of(&self.base.work);
@@ -869,7 +895,12 @@ impl LockVisitor for ProbedStorm<'_> {
         // Read through the context, not out of it: a worker marks itself
         // finished before its thread lets go of the context.
         let probe = ctx.walk_probe.as_ref().expect("probed above");
-        (probe.ns_per_vma(), probe.walks(), outcome.threads)
+        (
+            probe.ns_per_vma(),
+            probe.walks(),
+            probe.one_vma_mean(),
+            outcome.threads,
+        )
     }
 }
 
@@ -889,6 +920,20 @@ fn thread_cpu_ns() -> u64 {
     // SAFETY: clock_gettime only writes the timespec handed to it.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Two reads of this thread's CPU clock in a row, the median of `ops`
+/// pairs, ns: what the timing adds to a walk it times (the first read's
+/// return and the second's entry).
+fn cpu_clock_gap(ops: u64) -> f64 {
+    let mut gaps: Vec<u64> = (0..ops.max(1))
+        .map(|_| {
+            let t = thread_cpu_ns();
+            thread_cpu_ns().saturating_sub(t)
+        })
+        .collect();
+    gaps.sort_unstable();
+    middle(&gaps)
 }
 
 /// `walk` of each of `pages` from cold caches, only the walks timed; ns
@@ -1174,6 +1219,14 @@ impl Calibration {
             self.walk.median(),
             spread(&self.walk, &what),
         );
+        if let Some(f) = &self.walk_start {
+            let what = format!(
+                "the model's native storm's page_referenced walks of one vma ({} in all): their mean CPU time (those over 16 us, an interrupt's, left out), less two reads of the CPU clock in a row ({:.1} ns), the trial's vma visit and the rw_semaphore's two atomics (the simulator's line model charges a lock's own accesses)",
+                self.one_vma_walks,
+                self.cpu_clock.median()
+            );
+            set("work.walk_ns", f.median(), spread(f, &what));
+        }
         set(
             "work.lru_page_ns",
             self.lru.median(),
@@ -1473,6 +1526,9 @@ mod tests {
             noise_interval: figure(800_000.0),
             noise: figure(20_000.0),
             walk: figure(12.0),
+            walk_start: Some(figure(250.0)),
+            one_vma_walks: 90_000,
+            cpu_clock: figure(180.0),
             unmap: figure(30.0),
             lru: figure(20.0),
             fork: figure(10_000.0),
@@ -1509,6 +1565,7 @@ mod tests {
             (800_000.0, 20_000.0)
         );
         assert_eq!(p.work.vma_visit_ns, 12.0);
+        assert_eq!(p.work.walk_ns, 250.0);
         assert_eq!(p.work.unmap_pte_ns, 30.0);
         assert_eq!(p.work.lru_page_ns, 20.0);
         assert_eq!(p.work.touch_ns, 90.0);
@@ -1545,6 +1602,14 @@ mod tests {
         let (p, notes) = read.profile(&base, "base.toml");
         assert_eq!(p.sched.base_slice_ns, 2_100_000.0);
         assert!(notes["sched.base_slice_ns"].starts_with("read: "));
+        // A storm that walked no page of one vma measures no walk start.
+        let unwalked = Calibration {
+            walk_start: None,
+            ..cal.clone()
+        };
+        let (p, notes) = unwalked.profile(&base, "base.toml");
+        assert_eq!(p.work.walk_ns, base.work.walk_ns);
+        assert!(notes["work.walk_ns"].starts_with("copied from base.toml"));
         // 6.14 still had 0.75 ms: 1.5 ms on 3 CPUs.
         let older = Calibration {
             kernel: Some("6.14.2".into()),

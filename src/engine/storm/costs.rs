@@ -17,6 +17,7 @@ use crate::model::machine::WorkCosts;
 pub struct Costs {
     pub syscall: u64,
     pub vma_visit: u64,
+    pub walk: u64,
     pub unmap_pte: u64,
     pub tlb_flush: u64,
     pub tlb_ipi: u64,
@@ -35,6 +36,7 @@ impl Costs {
         Costs {
             syscall: ns(w.syscall_ns),
             vma_visit: ns(w.vma_visit_ns),
+            walk: ns(w.walk_ns),
             unmap_pte: ns(w.unmap_pte_ns),
             tlb_flush: ns(w.tlb_flush_ns),
             tlb_ipi: ns(w.tlb_ipi_ns),
@@ -57,9 +59,39 @@ impl Costs {
     }
 }
 
+/// What one rmap walk charges at each vma it visits: the visit, and with
+/// the first one the walk's own start (the anon_vma and the interval tree's
+/// search), which a walk pays once however many vmas it visits.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkCharge {
+    start: u64,
+    visit: u64,
+}
+
+impl WalkCharge {
+    pub fn new(start: u64, visit: u64) -> WalkCharge {
+        WalkCharge { start, visit }
+    }
+
+    /// The charge for the next vma visited.
+    pub fn next_vma(&mut self) -> u64 {
+        std::mem::take(&mut self.start) + self.visit
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_pays_its_start_with_its_first_vma_only() {
+        let mut w = WalkCharge::new(300, 40);
+        assert_eq!(w.next_vma(), 340);
+        assert_eq!(w.next_vma(), 40);
+        assert_eq!(w.next_vma(), 40);
+        let mut again = WalkCharge::new(300, 40);
+        assert_eq!(again.next_vma(), 340, "each walk pays its own start");
+    }
 
     #[test]
     fn a_shootdown_pays_one_ipi_per_remote_cpu() {

@@ -11,6 +11,7 @@ mod munmap;
 pub mod reclaim;
 mod touch;
 
+use super::costs::WalkCharge;
 use super::ctx::Ctx;
 use super::shared::Touched;
 use super::worker::Worker;
@@ -50,14 +51,22 @@ pub fn count_touch(w: &mut Worker, t: &Touched) {
 }
 
 /// The per-vma hook of a walk: the kernel work of one visit (charged: real
-/// threads did it), the configured extra work (`work_ns`, udelayed), the
+/// threads did it), and with the first one the walk's own start
+/// (`walk_ns`: the anon_vma and the interval tree's search, done under the
+/// lock), the configured extra work (`work_ns`, udelayed), the
 /// cond_resched() rmap_walk calls for every vma, and a sched_yield if the
 /// model asks for one (`yield_each`). Every call is a preemption point where
 /// the platform has them.
 #[inline]
-pub fn vma_hook<P: Platform>(visit_ns: u64, work_ns: u64, yield_each: bool) -> impl FnMut() {
+pub fn vma_hook<P: Platform>(
+    walk_ns: u64,
+    visit_ns: u64,
+    work_ns: u64,
+    yield_each: bool,
+) -> impl FnMut() {
+    let mut charge = WalkCharge::new(walk_ns, visit_ns);
     move || {
-        P::charge(visit_ns);
+        P::charge(charge.next_vma());
         P::udelay(work_ns);
         P::cond_resched();
         if yield_each {

@@ -99,7 +99,7 @@ fn scan_page<L: RawRwLock>(
     let walked = if idle_hook::<L::Platform>(work, yields) {
         ctx.world.page_referenced(page, try_lock, &mut || {})
     } else {
-        let mut hook = vma_hook::<L::Platform>(costs.vma_visit, work, yields);
+        let mut hook = vma_hook::<L::Platform>(costs.walk, costs.vma_visit, work, yields);
         ctx.world.page_referenced(page, try_lock, &mut hook)
     };
     if let (Some((p, start)), WalkOutcome::Done { result, .. }) = (probe, &walked) {
@@ -146,7 +146,8 @@ fn reclaim_page<L: RawRwLock>(
 ) -> bool {
     let spec = &ctx.workload.roles[Role::Reclaim];
     let (work, yields) = (spec.work_ns, ctx.workload.cond_resched);
-    let mut hook = vma_hook::<L::Platform>(ctx.world.costs.unmap_pte, work, yields);
+    let costs = ctx.world.costs;
+    let mut hook = vma_hook::<L::Platform>(costs.walk, costs.unmap_pte, work, yields);
     if let WalkOutcome::Done { result, hold } = ctx.world.reclaim(page, &mut hook) {
         w.local.vmas_visited += u64::from(result.vmas_visited);
         if let Some(k) = key {
