@@ -65,21 +65,24 @@ impl WalkProbe {
         (self.clock)()
     }
 
-    /// A walk that began at `start` ended having visited `vmas` vmas (a
-    /// short one is not timed: no second clock read).
+    /// A walk that began at `start` ended having visited `vmas` vmas: one
+    /// of a single vma goes into the histogram, one of `min_vmas` or more
+    /// into the sums; any other is not timed (no second clock read).
     pub fn walked(&self, start: u64, vmas: u32) {
-        if vmas == 1 {
-            let took = (self.clock)().saturating_sub(start);
-            let bucket = ((took / BUCKET_NS) as usize).min(BUCKETS - 1);
-            self.one_vma[bucket].fetch_add(1, Ordering::Relaxed);
-        }
-        if vmas < self.min_vmas {
+        let long = vmas >= self.min_vmas;
+        if vmas != 1 && !long {
             return;
         }
         let took = (self.clock)().saturating_sub(start);
-        self.ns.fetch_add(took, Ordering::Relaxed);
-        self.vmas.fetch_add(u64::from(vmas), Ordering::Relaxed);
-        self.walks.fetch_add(1, Ordering::Relaxed);
+        if vmas == 1 {
+            let bucket = ((took / BUCKET_NS) as usize).min(BUCKETS - 1);
+            self.one_vma[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+        if long {
+            self.ns.fetch_add(took, Ordering::Relaxed);
+            self.vmas.fetch_add(u64::from(vmas), Ordering::Relaxed);
+            self.walks.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Long walks counted so far.
