@@ -121,36 +121,39 @@ fn check_writable(out: &Path) -> Result<()> {
 /// Every figure as `name  median unit  (min..max over N trials)  what`, then
 /// where the profile went.
 fn table(cal: &Calibration, out: &Path) -> String {
-    let two = |f: &Option<Figure>| f.clone();
-    let rows: Vec<(&str, Option<Figure>, String)> = vec![
+    let two = |f: &Option<Figure>| {
+        f.clone()
+            .ok_or("needs 2 CPUs: copied from the base profile")
+    };
+    let rows: Vec<(&str, std::result::Result<Figure, &str>, String)> = vec![
         (
             "atomic_rmw",
-            Some(cal.atomic.clone()),
+            Ok(cal.atomic.clone()),
             "uncontended LOCK XADD -> cache.atomic_ns".into(),
         ),
         (
             "pause",
-            Some(cal.pause.clone()),
+            Ok(cal.pause.clone()),
             "one spin_loop() (PAUSE) -> cache.pause_ns".into(),
         ),
         (
             "syscall",
-            Some(cal.syscall.clone()),
+            Ok(cal.syscall.clone()),
             "getppid(2) -> work.syscall_ns".into(),
         ),
         (
             "clock",
-            Some(cal.clock.clone()),
+            Ok(cal.clock.clone()),
             "one clock read (Instant::now) -> work.clock_ns".into(),
         ),
         (
             "busy_wait",
-            Some(cal.busy_wait_extra.clone()),
+            Ok(cal.busy_wait_extra.clone()),
             "udelay(2 us), a spin on the clock, beyond its 2 us -> work.busy_wait_extra_ns".into(),
         ),
         (
             "sched_yield",
-            Some(cal.sched_yield.clone()),
+            Ok(cal.sched_yield.clone()),
             "sched_yield(2) with nothing else to run on its CPU -> sched.yield_ns".into(),
         ),
         (
@@ -160,12 +163,12 @@ fn table(cal: &Calibration, out: &Path) -> String {
         ),
         (
             "handoff_1cpu",
-            Some(cal.handoff_one_cpu.clone()),
+            Ok(cal.handoff_one_cpu.clone()),
             "futex wake + wait + switch on one CPU -> sched.ctx_switch_ns, sched.wakeup_ns".into(),
         ),
         (
             "handoff_spread",
-            Some(cal.jitter.clone()),
+            Ok(cal.jitter.clone()),
             "single handoffs on one CPU, IQR / ln 3 -> sched.jitter_ns (/ sqrt 2)".into(),
         ),
         (
@@ -185,17 +188,17 @@ fn table(cal: &Calibration, out: &Path) -> String {
         ),
         (
             "noise_interval",
-            Some(cal.noise_interval.clone()),
+            Ok(cal.noise_interval.clone()),
             "uninterrupted time per gap over 2 us of a clock-reading loop -> sched.noise_interval_ns".into(),
         ),
         (
             "noise",
-            Some(cal.noise.clone()),
+            Ok(cal.noise.clone()),
             "mean length of those gaps (interrupts, the host) -> sched.noise_ns".into(),
         ),
         (
             "walk_per_vma",
-            Some(cal.walk.clone()),
+            Ok(cal.walk.clone()),
             format!(
                 "CPU time per vma of the {} page_referenced walks of >= {} vmas in the model's native storm -> work.vma_visit_ns",
                 cal.storm_walks,
@@ -204,7 +207,7 @@ fn table(cal: &Calibration, out: &Path) -> String {
         ),
         (
             "walk_start",
-            cal.walk_start.clone(),
+            cal.walk_start.clone().ok_or("no walk of one vma: copied from the base profile"),
             format!(
                 "mean CPU time of the {} page_referenced walks of one vma in that storm, less two CPU-clock reads ({:.1} ns), the visit and the lock's two atomics -> work.walk_ns",
                 cal.one_vma_walks,
@@ -213,20 +216,35 @@ fn table(cal: &Calibration, out: &Path) -> String {
         ),
         (
             "lru_per_page",
-            Some(cal.lru.clone()),
+            Ok(cal.lru.clone()),
             "native isolate + putback of 32-page batches, per page moved -> work.lru_page_ns".into(),
         ),
         (
             "fork_exit",
-            Some(cal.fork.clone()),
+            Ok(cal.fork.clone()),
             format!(
-                "native fork + exit of a task ({} vmas, {} AVCs, {} PTEs) -> work.vma_ns, avc_ns, pte_copy_ns",
-                cal.fork_work.vmas, cal.fork_work.avcs, cal.fork_work.ptes
+                "native fork + exit of a task in a loop ({} vmas, {} AVCs, {} PTEs){}",
+                cal.fork_work.vmas,
+                cal.fork_work.avcs,
+                cal.fork_work.ptes,
+                if cal.storm_fork.is_some() {
+                    ""
+                } else {
+                    " -> work.vma_ns, avc_ns, pte_copy_ns"
+                }
+            ),
+        ),
+        (
+            "storm_fork",
+            cal.storm_fork.clone().ok_or("the storm forked none: the loop's figure instead"),
+            format!(
+                "median CPU time of the {} forks + exits in the walks' native storm, less two CPU-clock reads -> work.vma_ns, avc_ns, pte_copy_ns",
+                cal.storm_forks
             ),
         ),
         (
             "unmap_per_vma",
-            Some(cal.unmap.clone()),
+            Ok(cal.unmap.clone()),
             format!(
                 "native reclaim (try_to_unmap) {}, {} vmas per page -> work.unmap_pte_ns",
                 cal.after_eviction(),
@@ -235,12 +253,12 @@ fn table(cal: &Calibration, out: &Path) -> String {
         ),
         (
             "touch",
-            Some(cal.touch.clone()),
+            Ok(cal.touch.clone()),
             "the touch role's median operation in the walks' native storm, less a clock read -> work.touch_ns".into(),
         ),
         (
             "grace_period",
-            Some(cal.grace_period.clone()),
+            Ok(cal.grace_period.clone()),
             "synchronize_rcu as membarrier(MEMBARRIER_CMD_GLOBAL) -> work.rcu_gp_ns".into(),
         ),
     ];
@@ -253,16 +271,13 @@ fn table(cal: &Calibration, out: &Path) -> String {
     );
     for (name, fig, what) in rows {
         let line = match fig {
-            Some(f) => format!(
+            Ok(f) => format!(
                 "{name:<14} {:>10.1} ns  ({:.1}..{:.1} ns)  {what}",
                 f.median(),
                 f.min(),
                 f.max()
             ),
-            None => format!(
-                "{name:<14} {:>10} ns  (needs 2 CPUs: copied from the base profile)  {what}",
-                "-"
-            ),
+            Err(why) => format!("{name:<14} {:>10} ns  ({why})  {what}", "-"),
         };
         text.push_str(&line);
         text.push('\n');

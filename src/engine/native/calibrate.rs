@@ -18,7 +18,8 @@
 //! | walk | the model's own native storm for 1 s (2 s on one CPU; a trial still in its start-up is run again, three tries in all), its threads pinned round robin to every CPU (or to the first N, `--storm-cpus N`, as a run pinned to N CPUs runs), its locks rw_semaphores; each page_referenced walk of at least half the vmas a page of the ancestor's visits at the start (a page the whole family maps) timed by the walker's CPU clock (CLOCK_THREAD_CPUTIME_ID, so time switched out is left out): their CPU time over their vmas. The caches hold what the storm leaves in them, which no walk in isolation reproduces | `work.vma_visit_ns` |
 //! | walk start | in the walk's storm, every page_referenced walk of exactly one vma timed by the walker's CPU clock into 4 ns buckets: the mean of those under 16 us (an interrupt's lie beyond), less two CPU-clock reads in a row (the timing's share), the trial's vma visit and the rw_semaphore's two atomics (down_read and up_read: the simulator's line model charges a lock's accesses itself). What a walk costs before its first vma: the page's anon_vma and the interval tree's search, which the per-vma figure leaves out; a walk that spun for its read lock counts the spin too (readers share the storm's rw_semaphores, so only a writer's hold makes one) | `work.walk_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
-//! | fork | fork of a child of the model's first task and the child's exit, in turn, in the model's native world: ns per cycle over the vmas, AVCs and PTEs it copied and freed | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
+//! | fork | fork of a child of the model's first task and the child's exit, in turn, in a loop in the model's native world: the vmas, AVCs and PTEs a cycle copies and frees, and ns per cycle (the figure only when the storm forks nothing) | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
+//! | storm fork | in the walk's storm, each fork-exit operation's fork and exit timed by its thread's CPU clock ([`ForkProbe`]): the median, less two CPU-clock reads in a row, taken to do the loop's work (the storm forks children of the first task too). The caches hold what the walks and faults leave, so a fork pays for bringing its lines back (1.3x the loop's time on one CPU of the 2-vCPU Xeon VM, 1.8x on two); its rmap and mmap locks' own accesses, some 40 RMWs, stay in it | the same keys, scaled by it instead |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //! | grace period | synchronize_rcu() as the native platform runs it: membarrier(MEMBARRIER_CMD_GLOBAL), which returns after an RCU grace period of this machine's kernel | `work.rcu_gp_ns` |
 //! | touch | in the walk's storm, the touch role's median done operation (a random task from the roster with a user reference, its page table, the MMU's access of a random anon page, set young; the few that fault or reclaim lie above the median), less the clock read the worker loop's timing adds | `work.touch_ns` |
@@ -42,6 +43,7 @@ use crate::engine::native::pin::pin_current_thread;
 use crate::engine::native::storm;
 use crate::engine::storm::costs::Costs;
 use crate::engine::storm::ctx::Ctx;
+use crate::engine::storm::fork_probe::ForkProbe;
 use crate::engine::storm::walk_probe::WalkProbe;
 use crate::locks::platform::{Native, Platform};
 use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
@@ -176,10 +178,15 @@ pub struct Calibration {
     pub unmap: Figure,
     /// ns per page moved between the LRU lists and a reclaim batch.
     pub lru: Figure,
-    /// ns per fork and exit of a task.
+    /// ns per fork and exit of a task, in a loop of their own.
     pub fork: Figure,
     /// The work one fork and exit did.
     pub fork_work: WorkTally,
+    /// ns per fork and exit in the storm (its median, less the two
+    /// timings' share): None if some trial's storm timed none.
+    pub storm_fork: Option<Figure>,
+    /// The forks those trials timed, all trials together.
+    pub storm_forks: u64,
     /// ns per touch operation of the storm (its median, less a clock read).
     pub touch: Figure,
     /// ns per synchronize_rcu() of the native platform.
@@ -270,6 +277,8 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let mut touches = Vec::with_capacity(plan.trials);
     let mut starts = Vec::with_capacity(plan.trials);
     let mut one_vma_walks = 0;
+    let mut storm_forks = Vec::with_capacity(plan.trials);
+    let mut storm_fork_count = 0;
     let walk = trials(&mut || {
         let t =
             settled_storm_trial(|| storm_trial(model, base, &storm_cpus, span, storm_min_vmas))?;
@@ -280,10 +289,17 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
             let start = mean - cpu_clock.median() - t.visit_ns - 2.0 * atomic.median();
             starts.push(start.max(0.0));
         }
+        if let Some((median, n)) = t.fork {
+            storm_fork_count += n;
+            storm_forks.push((median - 2.0 * cpu_clock.median()).max(0.0));
+        }
         Ok(t.visit_ns)
     })?;
     let touch = Figure { trials_ns: touches };
     let walk_start = (starts.len() == plan.trials).then_some(Figure { trials_ns: starts });
+    let storm_fork = (storm_forks.len() == plan.trials).then_some(Figure {
+        trials_ns: storm_forks,
+    });
     let mut cold = Evictor::new(walker.world.resident_bytes());
     let evicted_bytes = cold.lines.len();
     let unmap =
@@ -328,6 +344,8 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         lru,
         fork,
         fork_work,
+        storm_fork,
+        storm_forks: storm_fork_count,
         touch,
         grace_period,
         walk_vmas: walker.vmas,
@@ -823,6 +841,10 @@ struct StormTrial {
     /// The median done operation of its touch role, as the worker loop
     /// times it (one clock read included).
     touch_p50_ns: u64,
+    /// Its median fork and exit (CPU time, two timings' share in it) and
+    /// how many it timed; None if the model has no fork-exit thread or
+    /// none finished one.
+    fork: Option<(f64, u64)>,
 }
 
 /// The model's own native storm for `span`, its threads pinned round robin
@@ -846,7 +868,14 @@ fn storm_trial(
         span,
         probe: WalkProbe::new(thread_cpu_ns, long),
     };
-    let (visit, walks, one_vma, threads) = LockKind::Rwsem.dispatch::<Native, _>(storm);
+    let probed = LockKind::Rwsem.dispatch::<Native, _>(storm);
+    let Probed {
+        visit,
+        walks,
+        one_vma,
+        fork,
+        threads,
+    } = probed;
     let Some(visit_ns) = visit else {
         return Err(Error::failed(format!(
             "calibrate: the model's native storm walked no page mapped by {long} vmas or more in {span:?} (a page its first task's whole family maps)"
@@ -865,11 +894,22 @@ fn storm_trial(
         walks,
         one_vma,
         touch_p50_ns: touches.value_at_quantile(0.5),
+        fork,
     })
 }
 
-/// One probed run of a model's storm, for [`LockKind::dispatch`]: the
-/// probe's CPU time per vma and walks timed, and every worker's record.
+/// What a probed storm measured: [`WalkProbe`]'s figures, [`ForkProbe`]'s,
+/// and every worker's record.
+struct Probed {
+    visit: Option<f64>,
+    walks: u64,
+    one_vma: Option<(f64, u64)>,
+    fork: Option<(f64, u64)>,
+    threads: Vec<ThreadRecord>,
+}
+
+/// One probed run of a model's storm, for [`LockKind::dispatch`], its walks
+/// timed by `probe` and its forks by a [`ForkProbe`] on the same clock.
 struct ProbedStorm<'a> {
     model: &'a Model,
     base: &'a MachineProfile,
@@ -879,12 +919,13 @@ struct ProbedStorm<'a> {
 }
 
 impl LockVisitor for ProbedStorm<'_> {
-    type Output = (Option<f64>, u64, Option<(f64, u64)>, Vec<ThreadRecord>);
+    type Output = Probed;
 
     fn visit<L: RawRwLock + KindInfo>(self) -> Self::Output {
         let costs = Costs::of(&self.base.work);
         let ctx = Ctx::<L>::build(self.model, LockKind::Rwsem, costs, online_cpus())
-            .with_walk_probe(self.probe);
+            .with_walk_probe(self.probe)
+            .with_fork_probe(ForkProbe::new(thread_cpu_ns));
         let ctx = Arc::new(ctx);
         let outcome = storm::run(
             ctx.clone(),
@@ -895,12 +936,14 @@ impl LockVisitor for ProbedStorm<'_> {
         // Read through the context, not out of it: a worker marks itself
         // finished before its thread lets go of the context.
         let probe = ctx.walk_probe.as_ref().expect("probed above");
-        (
-            probe.ns_per_vma(),
-            probe.walks(),
-            probe.one_vma_mean(),
-            outcome.threads,
-        )
+        let forks = ctx.fork_probe.as_ref().expect("probed above");
+        Probed {
+            visit: probe.ns_per_vma(),
+            walks: probe.walks(),
+            one_vma: probe.one_vma_mean(),
+            fork: forks.median(),
+            threads: outcome.threads,
+        }
     }
 }
 
@@ -1240,11 +1283,18 @@ impl Calibration {
             + w.avcs as f64 * base.work.avc_ns
             + w.ptes as f64 * base.work.pte_copy_ns;
         if base_cycle > 0.0 {
-            let scale = self.fork.median() / base_cycle;
+            let (fork, timed) = match &self.storm_fork {
+                Some(f) => (f, format!(
+                    "the fork-exit role's fork and exit in the model's native storm ({} timed): the median CPU time, less two reads of the CPU clock in a row, taken to do the work of the loop's fork of the first task",
+                    self.storm_forks
+                )),
+                None => (&self.fork, "native fork and exit of the model's first task in a loop (the storm forks none)".to_string()),
+            };
+            let scale = fork.median() / base_cycle;
             let how = spread(
-                &self.fork,
+                fork,
                 &format!(
-                    "native fork and exit of a task ({} vmas, {} AVCs, {} PTEs copied and freed); {base_name}'s figure x {scale:.3}, the three scaled together",
+                    "{timed} ({} vmas, {} AVCs, {} PTEs copied and freed); {base_name}'s figure x {scale:.3}, the three scaled together",
                     w.vmas, w.avcs, w.ptes
                 ),
             );
@@ -1537,6 +1587,8 @@ mod tests {
                 avcs: 20,
                 ptes: 100,
             },
+            storm_fork: Some(figure(14_500.0)),
+            storm_forks: 900,
             touch: figure(90.0),
             grace_period: figure(8_000_000.0),
             walk_vmas: 10_001,
@@ -1572,12 +1624,13 @@ mod tests {
         assert_eq!(p.work.rcu_gp_ns, 8_000_000.0);
         assert_eq!((p.work.clock_ns, p.work.busy_wait_extra_ns), (50.0, 120.0));
         assert_eq!(p.sched.yield_ns, 300.0);
-        // 10,000 ns over 10 x 300 + 20 x 300 + 100 x 55 = 14,500 ns at the
-        // base's prices: each price x 0.690.
+        // The storm's 14,500 ns over 10 x 300 + 20 x 300 + 100 x 55 =
+        // 14,500 ns at the base's prices: each price x 1.
         assert_eq!(
             (p.work.vma_ns, p.work.avc_ns, p.work.pte_copy_ns),
-            (206.9, 206.9, 37.9)
+            (300.0, 300.0, 55.0)
         );
+        assert!(notes["work.avc_ns"].contains("in the model's native storm (900 timed)"));
         // Not measured: copied, and the note says so.
         assert_eq!(p.sched.wakeup_idle_ns, base.sched.wakeup_idle_ns);
         assert_eq!(p.cache.memory_ns, base.cache.memory_ns);
@@ -1602,6 +1655,17 @@ mod tests {
         let (p, notes) = read.profile(&base, "base.toml");
         assert_eq!(p.sched.base_slice_ns, 2_100_000.0);
         assert!(notes["sched.base_slice_ns"].starts_with("read: "));
+        // A storm that forked nothing: the loop's 10,000 ns, each price x 0.690.
+        let unforked = Calibration {
+            storm_fork: None,
+            ..cal.clone()
+        };
+        let (p, notes) = unforked.profile(&base, "base.toml");
+        assert_eq!(
+            (p.work.vma_ns, p.work.avc_ns, p.work.pte_copy_ns),
+            (206.9, 206.9, 37.9)
+        );
+        assert!(notes["work.avc_ns"].contains("in a loop (the storm forks none)"));
         // A storm that walked no page of one vma measures no walk start.
         let unwalked = Calibration {
             walk_start: None,

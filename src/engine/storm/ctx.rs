@@ -2,6 +2,7 @@
 //! roster of tasks, memory pressure, and the stop flag.
 
 use super::costs::Costs;
+use super::fork_probe::ForkProbe;
 use super::memory::Memory;
 use super::roster::{MmUser, Roster};
 use super::shared::SharedWorld;
@@ -22,6 +23,8 @@ pub struct Ctx<L: RawRwLock> {
     /// Times the long page_referenced walks (`calibrate` only; None in a
     /// run, whose walks are not timed).
     pub walk_probe: Option<WalkProbe>,
+    /// Times the forks and exits (`calibrate` only, as `walk_probe`).
+    pub fork_probe: Option<ForkProbe>,
 }
 
 impl<L: RawRwLock> Ctx<L> {
@@ -44,12 +47,19 @@ impl<L: RawRwLock> Ctx<L> {
             roster: Roster::new(&tasks, &parents, mm_slots),
             stop: AtomicBool::new(false),
             walk_probe: None,
+            fork_probe: None,
         }
     }
 
     /// The same storm with its long walks timed by `probe`.
     pub fn with_walk_probe(mut self, probe: WalkProbe) -> Ctx<L> {
         self.walk_probe = Some(probe);
+        self
+    }
+
+    /// The same storm with its forks and exits timed by `probe`.
+    pub fn with_fork_probe(mut self, probe: ForkProbe) -> Ctx<L> {
+        self.fork_probe = Some(probe);
         self
     }
 

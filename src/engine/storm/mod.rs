@@ -12,10 +12,12 @@
 
 pub mod costs;
 pub mod ctx;
+pub mod fork_probe;
 pub mod memory;
 pub mod roles;
 pub mod roster;
 pub mod shared;
+pub mod time_buckets;
 pub mod walk_probe;
 pub mod worker;
 

@@ -23,6 +23,7 @@
 //! 376, 476, 548, 744 and 1,076 ns, the clock's 180 in each), so a median
 //! would jump between the fast and the slow ones from trial to trial.
 
+use super::time_buckets::TimeBuckets;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Sums over the storm's long walks, shared by every reclaimer.
@@ -34,9 +35,8 @@ pub struct WalkProbe {
     ns: AtomicU64,
     vmas: AtomicU64,
     walks: AtomicU64,
-    /// Walks of one vma, by time: bucket i holds [i, i + 1) x
-    /// [`BUCKET_NS`], the last one everything longer.
-    one_vma: Box<[AtomicU64]>,
+    /// Walks of one vma, by time.
+    one_vma: TimeBuckets,
 }
 
 /// Width of a bucket of one-vma walk times.
@@ -55,7 +55,7 @@ impl WalkProbe {
             ns: AtomicU64::new(0),
             vmas: AtomicU64::new(0),
             walks: AtomicU64::new(0),
-            one_vma: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            one_vma: TimeBuckets::new(BUCKET_NS, BUCKETS),
         }
     }
 
@@ -75,8 +75,7 @@ impl WalkProbe {
         }
         let took = (self.clock)().saturating_sub(start);
         if vmas == 1 {
-            let bucket = ((took / BUCKET_NS) as usize).min(BUCKETS - 1);
-            self.one_vma[bucket].fetch_add(1, Ordering::Relaxed);
+            self.one_vma.add(took);
         }
         if long {
             self.ns.fetch_add(took, Ordering::Relaxed);
@@ -95,15 +94,7 @@ impl WalkProbe {
     /// bucket (16 us: an interrupt came, or the walk was switched out on a
     /// wall clock) are left out: the simulator draws interruptions itself.
     pub fn one_vma_mean(&self) -> Option<(f64, u64)> {
-        let (n, ns) =
-            self.one_vma[..BUCKETS - 1]
-                .iter()
-                .enumerate()
-                .fold((0u64, 0.0), |(n, ns), (i, b)| {
-                    let c = b.load(Ordering::Relaxed);
-                    (n + c, ns + c as f64 * (i as f64 + 0.5) * BUCKET_NS as f64)
-                });
-        (n > 0).then(|| (ns / n as f64, n))
+        self.one_vma.mean()
     }
 
     /// ns per vma over the long walks (None before the first).

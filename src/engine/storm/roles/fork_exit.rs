@@ -9,10 +9,12 @@
 use super::Worker;
 use super::reclaim::direct_reclaim_if_needed;
 use crate::engine::storm::ctx::Ctx;
+use crate::engine::storm::fork_probe::ForkProbe;
 use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::{MmChoice, Role};
+use crate::rmap::MmId;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     direct_reclaim_if_needed(ctx, w);
@@ -26,19 +28,19 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     }
     let Some((position, old, parent)) = ctx.roster.claim_child() else {
         // No descendants to replace: fork and exit a child of the ancestor.
-        let Some(child) = ctx.world.fork(ctx.roster.ancestor()) else {
+        let Some((child, fork_ns)) = fork(ctx, ctx.roster.ancestor()) else {
             return OpOutcome::Failed;
         };
-        ctx.world.exit(child);
+        exit(ctx, child, fork_ns);
         return OpOutcome::Done;
     };
-    let Some(child) = ctx.world.fork(parent) else {
+    let Some((child, fork_ns)) = fork(ctx, parent) else {
         ctx.roster.publish(position, old);
         return OpOutcome::Failed;
     };
     ctx.roster.publish(position, child);
     ctx.roster.begin_exit::<L::Platform>(old);
-    ctx.world.exit(old);
+    exit(ctx, old, fork_ns);
     OpOutcome::Done
 }
 
@@ -48,9 +50,26 @@ fn fork_test<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     let Some(parent) = ctx.pick_mm(MmChoice::Any, random) else {
         return OpOutcome::Failed;
     };
-    let Some(child) = ctx.world.fork(parent.mm) else {
+    let Some((child, fork_ns)) = fork(ctx, parent.mm) else {
         return OpOutcome::Failed;
     };
-    ctx.world.exit(child);
+    exit(ctx, child, fork_ns);
     OpOutcome::Done
+}
+
+/// A child of `parent`, and the fork's time on the probe's clock.
+fn fork<L: RawRwLock>(ctx: &Ctx<L>, parent: MmId) -> Option<(MmId, u64)> {
+    match ForkProbe::time(ctx.fork_probe.as_ref(), || ctx.world.fork(parent)) {
+        (Some(child), ns) => Some((child, ns)),
+        (None, _) => None,
+    }
+}
+
+/// Exit `mm`, whose fork took `fork_ns`: the probe counts the two together.
+fn exit<L: RawRwLock>(ctx: &Ctx<L>, mm: MmId, fork_ns: u64) {
+    let probe = ctx.fork_probe.as_ref();
+    let ((), exit_ns) = ForkProbe::time(probe, || ctx.world.exit(mm));
+    if let Some(p) = probe {
+        p.cycled(fork_ns + exit_ns);
+    }
 }
