@@ -82,6 +82,13 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
         stdout.contains("the touch role's median operation in the walks' native storm"),
         "{stdout}"
     );
+    // The fork prices scale with the storm's forks and exits (its fork-exit
+    // thread), the loop's figure printed beside it.
+    let forks = stdout.lines().find(|l| l.starts_with("storm_fork"));
+    assert!(
+        forks.is_some_and(|l| !l.contains("forked none") && l.contains("-> work.vma_ns")),
+        "{stdout}"
+    );
     let file = std::fs::read_to_string(&path).unwrap();
     let line = |key: &str| {
         file.lines()
@@ -103,6 +110,11 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
             line(key)
         );
     }
+    assert!(
+        line("avc_ns").contains("fork and exit in the model's native storm"),
+        "{}",
+        line("avc_ns")
+    );
     // --storm-cpus 1: the storm that timed the visit ran on one CPU.
     let pinned = line("vma_visit_ns");
     let pinned = pinned.split("a trial pinned to CPU ").nth(1).unwrap_or("");
