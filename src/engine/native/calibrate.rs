@@ -19,7 +19,7 @@
 //! | walk start | in the walk's storm, every page_referenced walk of exactly one vma timed by the walker's CPU clock into 4 ns buckets: the mean of those under 16 us (an interrupt's lie beyond), less two CPU-clock reads in a row (the timing's share), the trial's vma visit and the rw_semaphore's two atomics (down_read and up_read: the simulator's line model charges a lock's accesses itself). What a walk costs before its first vma: the page's anon_vma and the interval tree's search, which the per-vma figure leaves out; a walk that spun for its read lock counts the spin too (readers share the storm's rw_semaphores, so only a writer's hold makes one) | `work.walk_ns` |
 //! | lru | isolate_lru_folios of a batch of 32 pages off the inactive list of the model's native world and their putback, per page moved (isolated or put back) | `work.lru_page_ns` |
 //! | fork | fork of a child of the model's first task and the child's exit, in turn, in a loop in the model's native world: the vmas, AVCs and PTEs a cycle copies and frees, and ns per cycle (the figure only when the storm forks nothing) | `work.vma_ns`, `work.avc_ns`, `work.pte_copy_ns`, scaled together from the base profile's (their proportions are not measured) |
-//! | storm fork | in the walk's storm, each fork-exit operation's fork and exit timed by its thread's CPU clock ([`ForkProbe`]): the median, less two CPU-clock reads in a row, taken to do the loop's work (the storm forks children of the first task too). The caches hold what the walks and faults leave, so a fork pays for bringing its lines back (1.3x the loop's time on one CPU of the 2-vCPU Xeon VM, 1.8x on two: 5.4 and 7.7 us against 4.0-4.5); its rmap and mmap locks' own accesses, some 40 RMWs, stay in it | the same keys, scaled by it instead |
+//! | storm fork | in the walk's storm, each fork-exit operation's fork and exit timed by its thread's CPU clock ([`ForkProbe`]): the median, less two CPU-clock reads in a row, taken to do the loop's work (the storm forks children of the first task too). The caches hold what the walks and faults leave, so a fork pays for bringing its lines back (1.3x the loop's time on one CPU of the 2-vCPU Xeon VM, 1.8x on two: 5.4 and 7.7 us against 4.0-4.5); its rmap and mmap locks' own accesses stay in it (an aim7 fork and exit take the root anon_vma 16 times and an mmap_lock 3 times, all WRITE: some 40 RMWs, ~4%) | the same keys, scaled by it instead |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //! | grace period | synchronize_rcu() as the native platform runs it: membarrier(MEMBARRIER_CMD_GLOBAL), which returns after an RCU grace period of this machine's kernel | `work.rcu_gp_ns` |
 //! | touch | in the walk's storm, the touch role's median done operation (a random task from the roster with a user reference, its page table, the MMU's access of a random anon page, set young; the few that fault or reclaim lie above the median), less the clock read the worker loop's timing adds | `work.touch_ns` |
@@ -868,14 +868,13 @@ fn storm_trial(
         span,
         probe: WalkProbe::new(thread_cpu_ns, long),
     };
-    let probed = LockKind::Rwsem.dispatch::<Native, _>(storm);
     let Probed {
         visit,
         walks,
         one_vma,
         fork,
         threads,
-    } = probed;
+    } = LockKind::Rwsem.dispatch::<Native, _>(storm);
     let Some(visit_ns) = visit else {
         return Err(Error::failed(format!(
             "calibrate: the model's native storm walked no page mapped by {long} vmas or more in {span:?} (a page its first task's whole family maps)"
