@@ -5,9 +5,10 @@
 //! their own they run from warm caches; in a storm the reclaim walks and
 //! the faults between two forks push the parent's vmas, the families' trees
 //! and the slabs out, and each fork pays for bringing them back (aim7 on a
-//! 2-vCPU Xeon VM: a fork and exit took 4.3 us in the loop, a median 7.8 us
-//! in the storm on two CPUs, 5.9 us on one, as the run's worker loop times them). As [`super::walk_probe`] does
-//! for the walks, `calibrate` measures them where they happen: the
+//! 2-vCPU Xeon VM: a fork and exit took 4.3 us in the loop, and a median
+//! 7.8 us in the storm on two CPUs, 5.9 us on one, as the run's worker loop
+//! times them). As [`super::walk_probe`] does for the walks, `calibrate`
+//! measures them where they happen: the
 //! fork-exit role times its `fork` and its `exit` with the thread's CPU
 //! clock, so a task switched out midway, or asleep on a lock, is charged
 //! only its time on a CPU; the wait for the old task's last user, between

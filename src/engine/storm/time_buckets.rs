@@ -3,10 +3,10 @@
 //!
 //! Fixed-width buckets of relaxed counters: an add is one uncontended
 //! fetch_add, a few ns beside operations of hundreds of ns to microseconds,
-//! so the timing does not slow what it times. The last bucket takes every
-//! time past the range (it is open-ended); the figures leave it out, since a time that long is
-//! an interruption (an interrupt, or a switch on a wall clock), which the
-//! simulator draws itself.
+//! so the timing does not slow what it times. The last bucket is
+//! open-ended, taking every time past the range; the figures leave it out,
+//! since a time that long is an interruption (an interrupt, or a switch on
+//! a wall clock), which the simulator draws itself.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

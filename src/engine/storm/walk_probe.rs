@@ -40,7 +40,7 @@ pub struct WalkProbe {
 }
 
 /// Width of a bucket of one-vma walk times.
-pub const BUCKET_NS: u64 = 4;
+const BUCKET_NS: u64 = 4;
 
 /// Buckets of one-vma walk times: up to 16 us, some 50 times a cold walk.
 const BUCKETS: usize = 4_096;
