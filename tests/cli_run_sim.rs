@@ -411,10 +411,6 @@ fn bad_simulator_input_is_one_line_exit_2_and_nothing_written() {
             vec!["--engine", "sim", "--machine", &nan],
             format!("{nan}: work.fault_ns: NaN is not finite"),
         ),
-        (
-            vec!["--sched-trace", j],
-            "--sched-trace: only with --engine sim".into(),
-        ),
     ];
     for (args, want) in &cases {
         let mut all = args.clone();

@@ -3,6 +3,8 @@
 
 use super::duration;
 use super::engine_args::EngineArgs;
+use crate::engine::cpus::CpuList;
+use crate::engine::native::sched_trace;
 use crate::engine::{self, RunConfig, RunEngine, RunRequest};
 use crate::fileio::{write_atomic, write_json};
 use crate::locks::{LockKind, trace};
@@ -52,10 +54,13 @@ pub struct Args {
     /// Write the run's CSV (one row per role) here
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write every simulated context switch and wake-up here, as the
-    /// kernel's sched:sched_switch and sched:sched_wakeup tracepoints print
-    /// them in /sys/kernel/tracing/trace (sim only; about 150 bytes an
-    /// event, and a yield storm switches a million times a virtual second)
+    /// Write every context switch and wake-up here, as the kernel's
+    /// sched:sched_switch and sched:sched_wakeup tracepoints print them in
+    /// /sys/kernel/tracing/trace: simulated, in virtual time; natively (root
+    /// and tracefs needed) the kernel's own sched_switch, sched_waking and
+    /// sched_wakeup on the pinned CPUs, in CLOCK_MONOTONIC like
+    /// --lock-trace. About 150 bytes an event, and a yield storm switches a
+    /// million times a second
     #[arg(long, value_name = "FILE")]
     pub sched_trace: Option<PathBuf>,
     /// Write every contended lock acquisition's start and grant here, as
@@ -104,11 +109,24 @@ pub fn run(args: Args) -> Result<()> {
             write_atomic(path, trace.as_bytes())?;
             report
         }
-        (Some(_), RunEngine::Native { .. }) => {
-            return Err(Error::usage(
-                "--sched-trace: only with --engine sim (natively, enable \
-                 events/sched/sched_switch and sched_wakeup in /sys/kernel/tracing)",
-            ));
+        (Some(path), RunEngine::Native { .. }) => {
+            let cpus = cfg.pin.as_ref().map(CpuList::cpus);
+            let capture = sched_trace::Capture::start(cpus, cfg.duration)?;
+            let report = engine::run(&cfg)?;
+            let about = format!(
+                "rmap-storm native run of {} with {}: context switches and wake-ups",
+                cfg.model_path.display(),
+                cfg.lock.name()
+            );
+            let dropped = capture.finish(path, &about)?;
+            if dropped > 0 {
+                eprintln!(
+                    "rmap-storm: {}: {dropped} events dropped (the trace buffer was full); \
+                     the file says so in its header",
+                    path.display()
+                );
+            }
+            report
         }
     };
     if let Some(path) = &args.lock_trace {

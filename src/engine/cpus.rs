@@ -44,6 +44,11 @@ impl CpuList {
         CpuList(cpus.to_vec())
     }
 
+    /// The CPUs, in the order given.
+    pub fn cpus(&self) -> &[usize] {
+        &self.0
+    }
+
     /// The CPU for the `i`-th worker thread: round robin over the list.
     pub fn cpu_for(&self, i: usize) -> usize {
         self.0[i % self.0.len()]

@@ -10,6 +10,7 @@
 pub mod calibrate;
 pub mod pin;
 pub mod recorder;
+pub mod sched_trace;
 pub mod storm;
 
 use crate::Result;
