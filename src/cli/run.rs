@@ -3,8 +3,6 @@
 
 use super::duration;
 use super::engine_args::EngineArgs;
-use crate::engine::cpus::CpuList;
-use crate::engine::native::sched_trace;
 use crate::engine::{self, RunConfig, RunEngine, RunRequest};
 use crate::fileio::{write_atomic, write_json};
 use crate::locks::{LockKind, trace};
@@ -110,15 +108,7 @@ pub fn run(args: Args) -> Result<()> {
             report
         }
         (Some(path), RunEngine::Native { .. }) => {
-            let cpus = cfg.pin.as_ref().map(CpuList::cpus);
-            let capture = sched_trace::Capture::start(cpus, cfg.duration)?;
-            let report = engine::run(&cfg)?;
-            let about = format!(
-                "rmap-storm native run of {} with {}: context switches and wake-ups",
-                cfg.model_path.display(),
-                cfg.lock.name()
-            );
-            let dropped = capture.finish(path, &about)?;
+            let (report, dropped) = engine::native::run_traced(&cfg, path)?;
             if dropped > 0 {
                 eprintln!(
                     "rmap-storm: {}: {dropped} events dropped (the trace buffer was full); \
