@@ -42,10 +42,10 @@ const EVENTS: [&str; 3] = [
 /// Buffer per traced CPU for each second of the run's longest possible
 /// length (twice its duration, the watchdog's). The yield storm of the
 /// README's synchro row at 2 CPUs with the mutex makes some 640k events a
-/// CPU-second; a sched_switch record is about 70 bytes in the ring buffer
-/// (its fields, 64 bytes with the entry's header, and the event's own
-/// header), so 48 MiB holds a second of it. Measured: a 1 s run of that
-/// row, 1.44 M events in 96 MiB a CPU, none dropped.
+/// CPU-second; a sched_switch record takes 68 bytes of the ring buffer
+/// (per_cpu/cpuN/stats of a 300 ms run of that row: 1,442,688 bytes for
+/// 21,216 entries), so 48 MiB holds a second of it. Measured: a 1 s run of
+/// that row, 1.44 M events in 96 MiB a CPU, none dropped.
 const BUFFER_KIB_PER_CPU_SECOND: u64 = 48 * 1024;
 /// Never less than this per CPU.
 const MIN_BUFFER_KIB: u64 = 4 * 1024;
@@ -53,7 +53,10 @@ const MIN_BUFFER_KIB: u64 = 4 * 1024;
 /// A tracefs instance recording this run; removed on drop.
 pub struct Capture {
     dir: PathBuf,
+    /// The pinned CPUs, or None for all of them.
     cpus: Option<Vec<usize>>,
+    /// CPUs the kernel may ever bring up.
+    possible: usize,
     buffer_kib: u64,
 }
 
@@ -80,10 +83,12 @@ impl Capture {
                 TRACEFS[0]
             ))
         })?;
+        let possible = possible_cpus();
         let capture = Capture {
             dir,
             cpus: cpus.map(<[usize]>::to_vec),
-            buffer_kib: buffer_kib(duration, possible_cpus(), mem_available_kib()),
+            possible,
+            buffer_kib: buffer_kib(duration, possible, mem_available_kib()),
         };
         capture.arm()?;
         Ok(capture)
@@ -116,7 +121,7 @@ impl Capture {
     /// `about` first. Returns the events dropped because the buffer was full.
     pub fn finish(self, out: &Path, about: &str) -> Result<u64> {
         self.set("tracing_on", "0")?;
-        let dropped = self.dropped()?;
+        let dropped = self.dropped();
         let temp = temp_path(out);
         let written = fs::File::create(&temp).and_then(|file| {
             let mut file = io::BufWriter::new(file);
@@ -141,20 +146,18 @@ impl Capture {
     }
 
     /// The traced CPUs' `dropped events` counts (per_cpu/cpuN/stats).
-    fn dropped(&self) -> Result<u64> {
-        let cpus = match &self.cpus {
-            Some(c) => c.clone(),
-            None => (0..possible_cpus()).collect(),
-        };
-        let mut total = 0;
-        for cpu in cpus {
-            let path = self.dir.join(format!("per_cpu/cpu{cpu}/stats"));
-            // A CPU that was never online has no stats file: nothing dropped.
-            if let Ok(text) = fs::read_to_string(&path) {
-                total += stat(&text, "dropped events").unwrap_or(0);
-            }
-        }
-        Ok(total)
+    fn dropped(&self) -> u64 {
+        let cpus = self
+            .cpus
+            .clone()
+            .unwrap_or_else(|| (0..self.possible).collect());
+        // A CPU that was never online has no stats file: nothing dropped.
+        cpus.iter()
+            .filter_map(|cpu| {
+                fs::read_to_string(self.dir.join(format!("per_cpu/cpu{cpu}/stats"))).ok()
+            })
+            .map(|text| stat(&text, "dropped events").unwrap_or(0))
+            .sum()
     }
 }
 
@@ -201,7 +204,7 @@ fn possible_cpus() -> usize {
     fs::read_to_string("/sys/devices/system/cpu/possible")
         .ok()
         .and_then(|t| t.trim().rsplit(['-', ',']).next()?.parse::<usize>().ok())
-        .map_or_else(super::super::cpus::online_cpus, |last| last + 1)
+        .map_or_else(crate::engine::cpus::online_cpus, |last| last + 1)
 }
 
 /// /proc/meminfo's MemAvailable, in KiB (0 if unreadable: the minimum
