@@ -304,11 +304,16 @@ impl Platform for Sim {
             unlock_bucket(key);
             return ParkResult::Invalid;
         }
+        let me = with_kernel(|k| k.current).expect("parking outside a simulation");
+        touch(thread_data(me), Access::Write);
         with_kernel(|k| k.enqueue_parked(key, token)).expect("parking outside a simulation");
         unlock_bucket(key);
         loop {
             match with_kernel(Kernel::block_parked).expect("parking outside a simulation") {
-                Ok(token) => return ParkResult::Unparked(token),
+                Ok(token) => {
+                    touch(thread_data(me), Access::Read);
+                    return ParkResult::Unparked(token);
+                }
                 Err(Suspend::Yes) => suspend(),
                 Err(Suspend::No) => {}
             }
@@ -329,8 +334,10 @@ impl Platform for Sim {
             if stopped {
                 return true;
             }
+            touch(thread_data(tid), Access::Read);
             match filter(token) {
                 FilterOp::Unpark => {
+                    touch(thread_data(tid), Access::Write);
                     woken.push(tid);
                     false
                 }
@@ -362,6 +369,19 @@ impl Platform for Sim {
         }
         result
     }
+}
+
+/// One access to a line, paid for.
+fn touch(line: LineId, kind: Access) {
+    let moved = access(line, kind);
+    accessed(kind, moved);
+}
+
+/// parking_lot_core's ThreadData of simulated thread `tid`: its key, its
+/// tokens and its parker's futex word, one line, named outside any address
+/// a word of the run can have (user space ends below 2^47 on x86-64).
+fn thread_data(tid: u32) -> LineId {
+    (1 << 63) + tid as usize * 64
 }
 
 /// raw_spin_lock_irq(&wait_lock): preemption off until the unlock; read the
@@ -771,6 +791,61 @@ mod tests {
         assert!(
             (12_000..12_100).contains(&ended_us),
             "the sleeper ended at {ended_us} us, not just after the 12 ms tick"
+        );
+    }
+
+    /// CPU 1's two threads park, then CPU 0's thread walks the queue. Each
+    /// waiter's ThreadData line was last written on CPU 1, so the waker
+    /// reads it across the die before it judges that waiter: the second
+    /// judgement comes at least one transfer (`cache.die_ns`, 48 ns) after
+    /// the first.
+    #[test]
+    fn a_waker_reads_each_remote_waiters_line_before_judging_it() {
+        const KEY: usize = 0x80;
+        let judged = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let at = judged.clone();
+        let park: fn() -> Body<'static> = || {
+            Box::new(|| {
+                // SAFETY: the test's own key; the validation does not touch the sim.
+                let parked = unsafe { Sim::park(KEY, || true, ParkToken(0)) };
+                assert_eq!(parked, ParkResult::Unparked(UnparkToken(1)));
+            })
+        };
+        let bodies: Vec<Body<'static>> = vec![
+            Box::new(move || {
+                sleep_until(1_000_000);
+                // Skip the first, wake the second: between the two
+                // judgements only the second waiter's line is touched.
+                let filter = |_| {
+                    let mut at = at.borrow_mut();
+                    at.push(with_kernel(|k| k.now()).unwrap());
+                    if at.len() == 1 {
+                        FilterOp::Skip
+                    } else {
+                        FilterOp::Unpark
+                    }
+                };
+                // SAFETY: as above; the filter only reads the clock.
+                let woken = unsafe { Sim::unpark_filter(KEY, filter, |_| UnparkToken(1)) };
+                assert_eq!(woken.unparked_threads, 1, "the two waiters were not parked");
+                // SAFETY: as above.
+                unsafe { Sim::unpark_filter(KEY, |_| FilterOp::Unpark, |_| UnparkToken(1)) };
+            }),
+            park(),
+            Box::new(|| {}),
+            park(),
+        ];
+        let pin = CpuList::parse("0-1", 2).unwrap();
+        run_on(
+            Kernel::new(&profile(), 2, Preempt::User, 4, Some(&pin), 1),
+            bodies,
+        );
+        let judged = judged.borrow();
+        assert_eq!(judged.len(), 2, "the filter saw {} waiters", judged.len());
+        let gap_ps = judged[1] - judged[0];
+        assert!(
+            gap_ps >= 48_000,
+            "the second waiter was judged {gap_ps} ps after the first, less than its line's move"
         );
     }
 
