@@ -11,9 +11,16 @@
 //!
 //! Line identity: an atomic's address names its cache line. The locks keep
 //! one hot word per line or pad (CachePadded), so modelling each word as its
-//! own line loses little. A word made where another lived (a queue node on
-//! the same stack frame, as the kernel's per-CPU qnode is the same memory
-//! each time) is the same line, with its cache state, as on a real machine.
+//! own line loses little (the sleeping kinds' state, parked count and osq
+//! tail do share a line natively; modelled so, with the bucket apart, the
+//! two synchro rows tried moved within their seeds' spread: docs/sim.md).
+//! Two lines have no atomic: the parking queue's bucket, named by the
+//! queue's key (the address of its parked count, so here the two are one
+//! line), and each thread's parking_lot `ThreadData` (`thread_data`).
+//! A word made where another
+//! lived (a queue node on the same stack frame, as the kernel's per-CPU
+//! qnode is the same memory each time) is the same line, with its cache
+//! state, as on a real machine.
 //! A heap object may land where a freed one was, so a run's figures can
 //! depend on the allocator (see docs/sim.md, "What it does not model").
 
@@ -378,8 +385,9 @@ fn touch(line: LineId, kind: Access) {
 }
 
 /// parking_lot_core's ThreadData of simulated thread `tid`: its key, its
-/// tokens and its parker's futex word, one line, named outside any address
-/// a word of the run can have (user space ends below 2^47 on x86-64).
+/// tokens and its parker's futex word, one line. Named above any address a
+/// word of the run can have (user space ends below 2^57 on x86-64 and
+/// arm64 even with 5-level page tables), so it never aliases one.
 fn thread_data(tid: u32) -> LineId {
     (1 << 63) + tid as usize * 64
 }
