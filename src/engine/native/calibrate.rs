@@ -1434,7 +1434,6 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// "measured: median of 7 trials, 71.2..80.3 ns: getppid loop".
 /// Less than any two cores take to move a line: the fastest pair in
 /// nviennot/core-to-core-latency's README (CAS ping-pong, half round trip,
 /// medians) is a Ryzen 9 5950X within a CCX, 17 ns, then client Intel
@@ -1457,6 +1456,7 @@ fn pingpong_note(f: &Figure) -> String {
     }
 }
 
+/// "measured: median of 7 trials, 71.2..80.3 ns: getppid loop".
 fn spread(f: &Figure, what: &str) -> String {
     format!(
         "measured: median of {} trials, {:.1}..{:.1} ns: {what}",

@@ -16,13 +16,12 @@
 //! two synchro rows tried moved within their seeds' spread: docs/sim.md).
 //! Two lines have no atomic: the parking queue's bucket, named by the
 //! queue's key (the address of its parked count, so here the two are one
-//! line), and each thread's parking_lot `ThreadData` (`thread_data`).
-//! A word made where another
-//! lived (a queue node on the same stack frame, as the kernel's per-CPU
-//! qnode is the same memory each time) is the same line, with its cache
-//! state, as on a real machine.
-//! A heap object may land where a freed one was, so a run's figures can
-//! depend on the allocator (see docs/sim.md, "What it does not model").
+//! line), and each thread's parking_lot `ThreadData` (`thread_data`). A
+//! word made where another lived (a queue node on the same stack frame, as
+//! the kernel's per-CPU qnode is the same memory each time) is the same
+//! line, with its cache state, as on a real machine. A heap object may
+//! land where a freed one was, so a run's figures can depend on the
+//! allocator (see docs/sim.md, "What it does not model").
 
 use super::cache::{Access, LineId};
 use super::kernel::{Go, Kernel, Suspend};
