@@ -8,9 +8,9 @@
 //! another (a native run measures the machine: two at once would measure
 //! each other), then as many simulated runs on N virtual CPUs, pinned the
 //! same way, with the same seeds, in parallel (a simulated run depends only
-//! on its inputs). Each run gives its scaled role's ops/s, in a
-//! [`CrossRow`] per point; the report above this layer takes the medians
-//! and the error.
+//! on its inputs). Each run gives its scaled role's ops/s and every other
+//! role's, in a [`CrossRow`] per point; the report above this layer takes
+//! the medians and the errors.
 //!
 //! A profile is a snapshot of a machine that drifts: on a 2-vCPU VM,
 //! calibrations a minute apart put a vma's visit at 284-468 ns and the
@@ -29,10 +29,11 @@ use crate::locks::LockKind;
 use crate::model::Model;
 use crate::model::machine::MachineProfile;
 use crate::results::RunReport;
-use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow};
+use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow, RoleRates};
 use crate::{Error, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -127,6 +128,7 @@ impl Point {
             seeds: self.seeds(plan),
             native_ops_per_s: Vec::new(),
             sim_ops_per_s: Vec::new(),
+            others: BTreeMap::new(),
             calibrated: None,
             failed: None,
         }
@@ -262,25 +264,43 @@ fn measure(plan: &Plan, point: &Point, progress: &ProgressBar) -> Result<CrossRo
     progress.set_message(format!("{} native", point.label()));
     let mut native = Vec::with_capacity(seeds.len());
     for &seed in &seeds {
-        native.push(scaled_ops_per_s(&run_once(&point.native, seed)?, role)?);
+        native.push(role_rates(&run_once(&point.native, seed)?, role)?);
         progress.inc(1);
     }
     progress.set_message(format!("{} sim", point.label()));
     let sim = seeds
         .par_iter()
         .map(|&seed| {
-            let ops = scaled_ops_per_s(&run_once(&point.sim, seed)?, role);
+            let rates = role_rates(&run_once(&point.sim, seed)?, role);
             progress.inc(1);
-            ops
+            rates
         })
-        .collect::<Result<Vec<f64>>>()?;
+        .collect::<Result<Vec<_>>>()?;
+    let mut scaled = RoleRates::default();
+    let mut others: BTreeMap<String, RoleRates> = BTreeMap::new();
+    let sides: [(_, Side); 2] = [
+        (native, |r| &mut r.native_ops_per_s),
+        (sim, |r| &mut r.sim_ops_per_s),
+    ];
+    for (runs, side) in sides {
+        for (ops, rest) in runs {
+            side(&mut scaled).push(ops);
+            for (name, ops) in rest {
+                side(others.entry(name).or_default()).push(ops);
+            }
+        }
+    }
     Ok(CrossRow {
-        native_ops_per_s: native,
-        sim_ops_per_s: sim,
+        native_ops_per_s: scaled.native_ops_per_s,
+        sim_ops_per_s: scaled.sim_ops_per_s,
+        others,
         calibrated,
         ..point.row(plan)
     })
 }
+
+/// One engine's list of a role's figures.
+type Side = fn(&mut RoleRates) -> &mut Vec<f64>;
 
 fn run_once(cfg: &RunConfig, seed: u64) -> Result<RunReport> {
     engine::run(&RunConfig {
@@ -289,14 +309,22 @@ fn run_once(cfg: &RunConfig, seed: u64) -> Result<RunReport> {
     })
 }
 
-/// The scaled role's ops/s; a report without it is the engine's failure.
-fn scaled_ops_per_s(report: &RunReport, role: &str) -> Result<f64> {
-    report.roles.get(role).map(|r| r.ops_per_s).ok_or_else(|| {
+/// The scaled role's ops/s, and every other role's by name; a report
+/// without the scaled role is the engine's failure.
+fn role_rates(report: &RunReport, role: &str) -> Result<(f64, BTreeMap<String, f64>)> {
+    let scaled = report.roles.get(role).map(|r| r.ops_per_s).ok_or_else(|| {
         Error::failed(format!(
             "crosscheck: the {} run of {} reported no {role} role",
             report.engine, report.model
         ))
-    })
+    })?;
+    let others = report
+        .roles
+        .iter()
+        .filter(|(name, _)| name.as_str() != role)
+        .map(|(name, r)| (name.clone(), r.ops_per_s))
+        .collect();
+    Ok((scaled, others))
 }
 
 #[cfg(test)]

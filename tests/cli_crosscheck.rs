@@ -109,7 +109,7 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
     let out = bin(&quick(&[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let table = text(&out.stdout);
-    let header = "| model | role (ops/s) | CPUs | kind | native | sim | error |";
+    let header = "| model | role (ops/s) | CPUs | kind | native | sim | error | other roles |";
     assert!(table.lines().any(|l| l == header), "{table}");
     assert!(
         table.starts_with("Made by `rmap-storm crosscheck --machine"),
@@ -143,6 +143,21 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
         )),
         "{table}"
     );
+    // synchro's other roles, from the same runs, by name, each with its own
+    // error: not counted in the line above.
+    let others: Vec<(&str, &str)> = cells[7]
+        .split(", ")
+        .map(|c| c.split_once(' ').unwrap())
+        .collect();
+    let names: Vec<&str> = others.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["mprotect", "munmap"], "{table}");
+    for (_, e) in others {
+        let signed = e.starts_with(['+', '-']) && e.ends_with('%');
+        assert!(
+            signed && e[1..e.len() - 1].parse::<f64>().is_ok(),
+            "{table}"
+        );
+    }
 }
 
 #[test]
@@ -177,7 +192,7 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
         "{table}"
     );
     let cells = data_row(&table);
-    assert_eq!(cells.len(), 12, "{cells:?}");
+    assert_eq!(cells.len(), 13, "{cells:?}");
     // visit, walk start (0 where the one-vma walks took no more than their
     // visit), touch, idle wake, interrupts every.
     let wanted = [
@@ -187,7 +202,7 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
         (["us", "ms"], 0.0),
         (["us", "ms"], 0.0),
     ];
-    for (cell, (units, above)) in cells[7..].iter().zip(wanted) {
+    for (cell, (units, above)) in cells[8..].iter().zip(wanted) {
         let number = cell.trim_end_matches(char::is_alphabetic);
         assert!(
             units.iter().any(|u| cell.ends_with(u)),

@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 const LOCAL_PROFILE: &str = "models/machines/local.toml";
 
 /// Run the cross-check models natively and on the simulator with the same
-/// seeds, and print the scaled role's median ops/s of both with the error.
+/// seeds, and print the scaled role's median ops/s of both with the error
+/// (and the other roles' errors beside it).
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Needs a profile of this machine: run `rmap-storm calibrate` first (it writes models/machines/local.toml), or give --recalibrate N to calibrate again before every row. Native runs measure the machine: run on an otherwise idle machine."

@@ -1,7 +1,8 @@
 //! The cross-check table: per (model, CPUs, kind) the median of the scaled
 //! role's ops/s over the repeats on real threads and on the simulator, and
-//! the simulator's error against native (`sim / native - 1`), as markdown,
-//! and the markers it goes between in a README.
+//! the simulator's error against native (`sim / native - 1`), with the
+//! other roles' errors beside it, as markdown, and the markers it goes
+//! between in a README.
 
 use super::units::{fmt_ns, fmt_rate};
 use crate::model::machine::MachineProfile;
@@ -46,10 +47,34 @@ pub fn error_pct(native: f64, sim: f64) -> Option<f64> {
 
 /// A row's (native median, sim median, error %).
 pub fn row_figures(row: &CrossRow) -> (Option<f64>, Option<f64>, Option<f64>) {
-    let native = median(&row.native_ops_per_s);
-    let sim = median(&row.sim_ops_per_s);
+    figures(&row.native_ops_per_s, &row.sim_ops_per_s)
+}
+
+/// (native median, sim median, error %) of one role's repeats.
+fn figures(native: &[f64], sim: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let (native, sim) = (median(native), median(sim));
     let error = native.zip(sim).and_then(|(n, s)| error_pct(n, s));
     (native, sim, error)
+}
+
+/// The row's other roles and their errors, reckoned as the row's own:
+/// `fork_exit +75%, touch -12%` (`-` for a role native never ran, or for
+/// none at all).
+pub fn others_cell(row: &CrossRow) -> String {
+    if row.others.is_empty() {
+        return "-".into();
+    }
+    let cells: Vec<String> = row
+        .others
+        .iter()
+        .map(
+            |(name, r)| match figures(&r.native_ops_per_s, &r.sim_ops_per_s).2 {
+                Some(e) => format!("{name} {e:+.0}%"),
+                None => format!("{name} -"),
+            },
+        )
+        .collect();
+    cells.join(", ")
 }
 
 fn rate_with_spread(samples: &[f64]) -> String {
@@ -108,15 +133,16 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         "on {host}: native runs pinned to CPUs 0..N-1 with N threads of the scaled role; \
          simulated runs pinned the same way on N virtual CPUs of {profile} (preempt {}), the same seeds. \
          Medians of {repeats} repeats of {} s each; `±` is half the repeats' range over the median; \
-         error = sim / native - 1.",
+         error = sim / native - 1; other roles: the model's other roles in the same runs, their errors reckoned alike \
+         (shown, not counted).",
         check.preempt, check.duration_s
     );
     s.push('\n');
-    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error |");
+    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error | other roles |");
     s.push_str(if check.recalibrated.is_some() {
-        " visit | walk start | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        " visit | walk start | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
     } else {
-        "\n|---|---|---:|---|---:|---:|---:|\n"
+        "\n|---|---|---:|---|---:|---:|---:|---|\n"
     });
     let mut within = 0;
     for row in &check.rows {
@@ -133,13 +159,14 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         };
         let _ = write!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {error} |",
+            "| {} | {} | {} | {} | {} | {} | {error} | {} |",
             row.model,
             row.role,
             row.cpus,
             row.lock.name(),
             rate_with_spread(&row.native_ops_per_s),
             rate_with_spread(&row.sim_ops_per_s),
+            others_cell(row),
         );
         if check.recalibrated.is_some() {
             s.push_str(&calibrated_cells(row.calibrated.as_ref()));
@@ -191,6 +218,7 @@ mod tests {
             seeds: (0..native.len() as u64).collect(),
             native_ops_per_s: native.to_vec(),
             sim_ops_per_s: sim.to_vec(),
+            others: Default::default(),
             calibrated: None,
             failed: None,
         }
@@ -269,17 +297,50 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.00M/s ±20% | 1.50M/s ±0% | +50% |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 20.0k/s ±0% | 21.0k/s ±0% | +5% |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 0.0/s | 3.0/s ±0% | - |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 69.6k/s ±0% | -30% |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.4k/s ±0% | +30% |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.6k/s ±0% | +31% |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.00M/s ±20% | 1.50M/s ±0% | +50% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 20.0k/s ±0% | 21.0k/s ±0% | +5% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 0.0/s | 3.0/s ±0% | - | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 69.6k/s ±0% | -30% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.4k/s ±0% | +30% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.6k/s ±0% | +31% | - |",
             ]
         );
         // The rows that read -30% and +30% (30.4% under and 30.4% over)
         // count as within, as printed.
         assert!(text.ends_with("\n3 of 6 rows within ±30%.\n"), "{text}");
+    }
+
+    #[test]
+    fn the_other_roles_are_shown_with_their_own_errors_and_not_counted() {
+        use crate::results::crosscheck::RoleRates;
+        let mut r = row(&[100.0, 100.0], &[100.0, 100.0]);
+        r.others.insert(
+            "touch".into(),
+            RoleRates {
+                native_ops_per_s: vec![0.0, 0.0],
+                sim_ops_per_s: vec![5.0, 5.0],
+            },
+        );
+        r.others.insert(
+            "fork_exit".into(),
+            RoleRates {
+                native_ops_per_s: vec![100.0, 120.0],
+                sim_ops_per_s: vec![250.0, 135.0],
+            },
+        );
+        // Medians 110 and 192.5: +75%; by name, whatever the insertion order.
+        assert_eq!(others_cell(&r), "fork_exit +75%, touch -");
+        let check = CrossCheck {
+            machine_file: "models/machines/default.toml".into(),
+            machine_name: "base".into(),
+            duration_s: 2.0,
+            preempt: "user".into(),
+            recalibrated: None,
+            rows: vec![r],
+        };
+        let text = render(&check, "rmap-storm crosscheck", "Xeon");
+        assert!(text.contains("| +0% | fork_exit +75%, touch - |"), "{text}");
+        assert!(text.ends_with("\n1 of 1 rows within ±30%.\n"), "{text}");
     }
 
     #[test]
@@ -299,7 +360,7 @@ mod tests {
         assert_eq!(failed_rows(&check), 1);
         let text = render(&check, "rmap-storm crosscheck", "Xeon");
         assert!(
-            text.contains("| aim7-fork-storm | reclaim | 1 | rwlock | - | - | failed |"),
+            text.contains("| aim7-fork-storm | reclaim | 1 | rwlock | - | - | failed | - |"),
             "{text}"
         );
         assert!(
@@ -347,10 +408,10 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| model | role (ops/s) | CPUs | kind | native | sim | error | visit | walk start | touch | idle wake | interrupts every |",
-                "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | 293ns | 151ns | 271ns | 44.5us | 1.29ms |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | - | - | - | - | - |",
+                "| model | role (ops/s) | CPUs | kind | native | sim | error | other roles | visit | walk start | touch | idle wake | interrupts every |",
+                "|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | - | 293ns | 151ns | 271ns | 44.5us | 1.29ms |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | - | - | - | - | - | - |",
             ]
         );
     }

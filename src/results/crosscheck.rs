@@ -41,11 +41,23 @@ pub struct CrossRow {
     pub native_ops_per_s: Vec<f64>,
     /// The same on the simulator (per virtual second).
     pub sim_ops_per_s: Vec<f64>,
+    /// The model's other roles in the same runs, by name. The row's error
+    /// is the scaled role's; these are shown beside it, since a world that
+    /// grows differently on the two sides (longer walks, more direct
+    /// reclaim) often shows first in the roles that are not scaled.
+    pub others: BTreeMap<String, RoleRates>,
     /// The profile of the row's own calibration, when it had one.
     pub calibrated: Option<Calibrated>,
     /// Why the row has no figures: its calibration or one of its runs
     /// failed (the error's one line). The check went on to the next row.
     pub failed: Option<String>,
+}
+
+/// One role's done operations per second, per repeat, on both sides.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoleRates {
+    pub native_ops_per_s: Vec<f64>,
+    pub sim_ops_per_s: Vec<f64>,
 }
 
 /// A profile calibrated for one row, and each key's note (measured, and
