@@ -224,6 +224,18 @@ mod tests {
         }
     }
 
+    /// A check of `rows` on the default profile, 2 s runs, preempt user.
+    fn on_base(rows: Vec<CrossRow>) -> CrossCheck {
+        CrossCheck {
+            machine_file: "models/machines/default.toml".into(),
+            machine_name: "base".into(),
+            duration_s: 2.0,
+            preempt: "user".into(),
+            recalibrated: None,
+            rows,
+        }
+    }
+
     #[test]
     fn median_of_odd_even_and_no_samples() {
         assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
@@ -331,14 +343,7 @@ mod tests {
         // Medians 110 and 192.5: +75% (the means would say +16%); by name,
         // whatever the insertion order.
         assert_eq!(others_cell(&r), "fork_exit +75%, touch -");
-        let check = CrossCheck {
-            machine_file: "models/machines/default.toml".into(),
-            machine_name: "base".into(),
-            duration_s: 2.0,
-            preempt: "user".into(),
-            recalibrated: None,
-            rows: vec![r],
-        };
+        let check = on_base(vec![r]);
         let text = render(&check, "rmap-storm crosscheck", "Xeon");
         assert!(text.contains("| +0% | fork_exit +75%, touch - |"), "{text}");
         assert!(text.ends_with("\n1 of 1 rows within ±30%.\n"), "{text}");
@@ -350,14 +355,7 @@ mod tests {
         failed.cpus = 1;
         failed.lock = LockKind::Rwlock;
         failed.failed = Some("calibrate: the storm did not settle".into());
-        let check = CrossCheck {
-            machine_file: "models/machines/default.toml".into(),
-            machine_name: "base".into(),
-            duration_s: 2.0,
-            preempt: "user".into(),
-            recalibrated: None,
-            rows: vec![row(&[100.0], &[110.0]), failed],
-        };
+        let check = on_base(vec![row(&[100.0], &[110.0]), failed]);
         assert_eq!(failed_rows(&check), 1);
         let text = render(&check, "rmap-storm crosscheck", "Xeon");
         assert!(
@@ -389,12 +387,8 @@ mod tests {
             notes: Default::default(),
         });
         let check = CrossCheck {
-            machine_file: "models/machines/default.toml".into(),
-            machine_name: "base".into(),
-            duration_s: 2.0,
-            preempt: "user".into(),
             recalibrated: Some(3),
-            rows: vec![calibrated, row(&[1.0], &[1.0])],
+            ..on_base(vec![calibrated, row(&[1.0], &[1.0])])
         };
         let text = render(&check, "rmap-storm crosscheck --recalibrate 3", "Xeon");
         assert!(
