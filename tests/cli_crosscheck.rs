@@ -109,7 +109,7 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
     let out = bin(&quick(&[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let table = text(&out.stdout);
-    let header = "| model | role (ops/s) | CPUs | kind | native | sim | error | other roles |";
+    let header = "| model | role (ops/s) | CPUs | kind | native | sim | error | 95% interval | other roles |";
     assert!(table.lines().any(|l| l == header), "{table}");
     assert!(
         table.starts_with("Made by `rmap-storm crosscheck --machine"),
@@ -136,16 +136,18 @@ fn the_table_holds_both_engines_own_figures_and_their_error() {
         (error - want).abs() <= 1.0 + want.abs() * 0.01,
         "error {error}% vs {want:.1}% from the columns:\n{table}"
     );
+    let within = error.abs() <= 30.0;
     assert!(
-        table.contains(&format!(
-            "{} of 1 rows within ±30%.",
-            u32::from(error.abs() <= 30.0)
-        )),
+        table.contains(&format!("{} of 1 rows within ±30%", u32::from(within))),
         "{table}"
     );
+    // One repeat a side: every resample is the run itself, so the 95%
+    // interval is the error alone.
+    let e = cells[6].trim_end_matches('%');
+    assert_eq!(cells[7], format!("{e}..{e}%"), "{table}");
     // synchro's other roles, from the same runs, by name, each with its own
     // error: not counted in the line above.
-    let others: Vec<(&str, &str)> = cells[7]
+    let others: Vec<(&str, &str)> = cells[8]
         .split(", ")
         .map(|c| c.split_once(' ').unwrap())
         .collect();
@@ -192,7 +194,7 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
         "{table}"
     );
     let cells = data_row(&table);
-    assert_eq!(cells.len(), 13, "{cells:?}");
+    assert_eq!(cells.len(), 14, "{cells:?}");
     // visit, walk start (0 where the one-vma walks took no more than their
     // visit), touch, idle wake, interrupts every.
     let wanted = [
@@ -202,7 +204,7 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
         (["us", "ms"], 0.0),
         (["us", "ms"], 0.0),
     ];
-    for (cell, (units, above)) in cells[8..].iter().zip(wanted) {
+    for (cell, (units, above)) in cells[9..].iter().zip(wanted) {
         let number = cell.trim_end_matches(char::is_alphabetic);
         assert!(
             units.iter().any(|u| cell.ends_with(u)),

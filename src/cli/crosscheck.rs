@@ -18,6 +18,7 @@ use crate::engine::sim::Preempt;
 use crate::fileio::{replace_between, section, temp_path, write_atomic};
 use crate::locks::LockKind;
 use crate::model::{self, machine};
+use crate::report::bootstrap;
 use crate::report::crosscheck as table;
 use crate::report::units::fmt_rate;
 use crate::results::crosscheck::{Calibrated, CrossRow};
@@ -103,7 +104,11 @@ pub fn run(args: Args) -> Result<()> {
     let check = crosscheck::run(&plan, &points, &bar, |row| {
         let (native, sim, error) = table::row_figures(row);
         let rate = |r: Option<f64>| r.map_or("-".into(), fmt_rate);
-        let error = error.map_or("-".into(), |e| format!("{e:+.0}%"));
+        let interval = bootstrap::error_interval(&row.native_ops_per_s, &row.sim_ops_per_s)
+            .map_or(String::new(), |(lo, hi)| {
+                format!(", 95% {lo:+.0}..{hi:+.0}%")
+            });
+        let error = error.map_or("-".into(), |e| format!("{e:+.0}%{interval}"));
         let calibrated = row.calibrated.as_ref().map_or(String::new(), |c| {
             let [visit, walk, touch, wake, noise] = table::calibrated_figures(&c.machine);
             format!("; calibrated: visit {visit}, walk start {walk}, touch {touch}, idle wake {wake}, interrupts every {noise}")

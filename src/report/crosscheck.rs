@@ -4,6 +4,7 @@
 //! other roles' errors beside it, as markdown, and the markers it goes
 //! between in a README.
 
+use super::bootstrap::error_interval;
 use super::units::{fmt_ns, fmt_rate};
 use crate::model::machine::MachineProfile;
 use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow};
@@ -77,6 +78,11 @@ pub fn others_cell(row: &CrossRow) -> String {
     cells.join(", ")
 }
 
+/// A row's interval as `+12..+130%`, `-` without one.
+fn interval_cell(interval: Option<(f64, f64)>) -> String {
+    interval.map_or("-".into(), |(lo, hi)| format!("{lo:+.0}..{hi:+.0}%"))
+}
+
 fn rate_with_spread(samples: &[f64]) -> String {
     match (median(samples), spread_pct(samples)) {
         (Some(m), Some(s)) => format!("{} ±{s:.0}%", fmt_rate(m)),
@@ -133,25 +139,30 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         "on {host}: native runs pinned to CPUs 0..N-1 with N threads of the scaled role; \
          simulated runs pinned the same way on N virtual CPUs of {profile} (preempt {}), the same seeds. \
          Medians of {repeats} repeats of {} s each; `±` is half the repeats' range over the median; \
-         error = sim / native - 1; other roles: the model's other roles in the same runs, their errors reckoned alike \
+         error = sim / native - 1; 95% interval: the error's percentile bootstrap over the repeats \
+         (whether the repeats could have drawn an error inside the bound); other roles: the model's other roles in the same runs, their errors reckoned alike \
          (shown, not counted).",
         check.preempt, check.duration_s
     );
     s.push('\n');
-    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error | other roles |");
+    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error | 95% interval | other roles |");
     s.push_str(if check.recalibrated.is_some() {
-        " visit | walk start | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
+        " visit | walk start | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
     } else {
-        "\n|---|---|---:|---|---:|---:|---:|---|\n"
+        "\n|---|---|---:|---|---:|---:|---:|---:|---|\n"
     });
-    let mut within = 0;
+    let (mut within, mut surely_out) = (0, 0);
     for row in &check.rows {
         // Counted as printed (whole percent), so a row that reads +30% is
         // one of those the count says are within ±30%.
         let (_, _, error) = row_figures(row);
         let error = error.map(f64::round);
+        let interval = error_interval(&row.native_ops_per_s, &row.sim_ops_per_s)
+            .map(|(lo, hi)| (lo.round(), hi.round()));
         if error.is_some_and(|e| e.abs() <= TOLERANCE_PCT) {
             within += 1;
+        } else if interval.is_some_and(|(lo, hi)| lo > TOLERANCE_PCT || hi < -TOLERANCE_PCT) {
+            surely_out += 1;
         }
         let error = match (&row.failed, error) {
             (Some(_), _) => "failed".into(),
@@ -159,13 +170,14 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         };
         let _ = write!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {error} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {error} | {} | {} |",
             row.model,
             row.role,
             row.cpus,
             row.lock.name(),
             rate_with_spread(&row.native_ops_per_s),
             rate_with_spread(&row.sim_ops_per_s),
+            interval_cell(interval),
             others_cell(row),
         );
         if check.recalibrated.is_some() {
@@ -179,6 +191,13 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         "\n{within} of {} rows within ±{TOLERANCE_PCT:.0}%",
         check.rows.len()
     );
+    let outside = check.rows.len() - within - failed.len();
+    if outside > 0 {
+        let _ = write!(
+            s,
+            "; of the {outside} outside, {surely_out} with the whole 95% interval outside"
+        );
+    }
     match failed.len() {
         0 => s.push_str(".\n"),
         n => {
@@ -309,17 +328,25 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.00M/s ±20% | 1.50M/s ±0% | +50% | - |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 20.0k/s ±0% | 21.0k/s ±0% | +5% | - |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 0.0/s | 3.0/s ±0% | - | - |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 69.6k/s ±0% | -30% | - |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.4k/s ±0% | +30% | - |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.6k/s ±0% | +31% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.00M/s ±20% | 1.50M/s ±0% | +50% | +25..+88% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 20.0k/s ±0% | 21.0k/s ±0% | +5% | +5..+5% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 0.0/s | 3.0/s ±0% | - | - | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 69.6k/s ±0% | -30% | -30..-30% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.4k/s ±0% | +30% | +30..+30% | - |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 130.6k/s ±0% | +31% | +31..+31% | - |",
             ]
         );
         // The rows that read -30% and +30% (30.4% under and 30.4% over)
-        // count as within, as printed.
-        assert!(text.ends_with("\n3 of 6 rows within ±30%.\n"), "{text}");
+        // count as within, as printed. Of the three outside only the +31%
+        // row is wholly outside: the +50% row's native medians resample to
+        // 0.8M-1.2M, so its interval (+25..+88%) reaches inside, and the
+        // row native did nothing in has no interval.
+        assert!(
+            text.ends_with(
+                "\n3 of 6 rows within ±30%; of the 3 outside, 1 with the whole 95% interval outside.\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -345,7 +372,10 @@ mod tests {
         assert_eq!(others_cell(&r), "fork_exit +75%, touch -");
         let check = on_base(vec![r]);
         let text = render(&check, "rmap-storm crosscheck", "Xeon");
-        assert!(text.contains("| +0% | fork_exit +75%, touch - |"), "{text}");
+        assert!(
+            text.contains("| +0% | +0..+0% | fork_exit +75%, touch - |"),
+            "{text}"
+        );
         assert!(text.ends_with("\n1 of 1 rows within ±30%.\n"), "{text}");
     }
 
@@ -359,7 +389,7 @@ mod tests {
         assert_eq!(failed_rows(&check), 1);
         let text = render(&check, "rmap-storm crosscheck", "Xeon");
         assert!(
-            text.contains("| aim7-fork-storm | reclaim | 1 | rwlock | - | - | failed | - |"),
+            text.contains("| aim7-fork-storm | reclaim | 1 | rwlock | - | - | failed | - | - |"),
             "{text}"
         );
         assert!(
@@ -403,10 +433,10 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| model | role (ops/s) | CPUs | kind | native | sim | error | other roles | visit | walk start | touch | idle wake | interrupts every |",
-                "|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | - | 293ns | 151ns | 271ns | 44.5us | 1.29ms |",
-                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | - | - | - | - | - | - |",
+                "| model | role (ops/s) | CPUs | kind | native | sim | error | 95% interval | other roles | visit | walk start | touch | idle wake | interrupts every |",
+                "|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | +10..+10% | - | 293ns | 151ns | 271ns | 44.5us | 1.29ms |",
+                "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | +0..+0% | - | - | - | - | - | - |",
             ]
         );
     }

@@ -2,6 +2,7 @@
 //! data in [`crate::results`]. The report layer formats; it never re-derives
 //! engine or lock state, and never imports the sweep or engine layers above it.
 
+pub mod bootstrap;
 pub mod compare;
 pub mod crosscheck;
 pub mod csv;
