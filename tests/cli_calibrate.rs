@@ -77,9 +77,9 @@ fn writes_a_profile_that_loads_and_names_what_it_measured() {
         stdout.contains("walks of >= 51 vmas in the model's native storm"),
         "{stdout}"
     );
-    // The touch is the storm's median touch operation.
+    // The touch is the storm's mean touch of a mapped page.
     assert!(
-        stdout.contains("the touch role's median operation in the walks' native storm"),
+        stdout.contains("the touch role's mean touch of a mapped page in the walks' native storm"),
         "{stdout}"
     );
     // The fork prices scale with the storm's forks and exits (its fork-exit

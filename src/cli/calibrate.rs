@@ -254,7 +254,7 @@ fn table(cal: &Calibration, out: &Path) -> String {
         (
             "touch",
             Ok(cal.touch.clone()),
-            "the touch role's median operation in the walks' native storm, less a clock read -> work.touch_ns".into(),
+            "the touch role's mean touch of a mapped page in the walks' native storm, less a clock read -> work.touch_ns".into(),
         ),
         (
             "grace_period",

@@ -22,7 +22,7 @@
 //! | storm fork | in the walk's storm, each fork-exit operation's fork and exit timed by its thread's CPU clock ([`ForkProbe`]): the median, less two CPU-clock reads in a row, taken to do the loop's work (the storm forks children of the first task too). The caches hold what the walks and faults leave, so a fork pays for bringing its lines back (1.3x the loop's time on one CPU of the 2-vCPU Xeon VM, 1.8x on two: 5.4 and 7.7 us against 4.0-4.5); its rmap and mmap locks' own accesses stay in it (an aim7 fork and exit take the root anon_vma 16 times and an mmap_lock 3 times, all WRITE: some 40 RMWs, ~4%) | the same keys, scaled by it instead |
 //! | unmap | reclaim (add_to_swap, try_to_unmap to swap entries, free) of 8 of those pages once, cold as the walk, in a fresh native world per trial, per vma unmapped | `work.unmap_pte_ns` |
 //! | grace period | synchronize_rcu() as the native platform runs it: membarrier(MEMBARRIER_CMD_GLOBAL), which returns after an RCU grace period of this machine's kernel | `work.rcu_gp_ns` |
-//! | touch | in the walk's storm, the touch role's median done operation (a random task from the roster with a user reference, its page table, the MMU's access of a random anon page, set young; the few that fault or reclaim lie above the median), less the clock read the worker loop's timing adds | `work.touch_ns` |
+//! | touch | in the walk's storm, the touch role's operations that did no direct reclaim and found their page mapped (a random task from the roster with a user reference, its page table, the MMU's access of a random anon page, set young), each timed whole on the monotonic clock ([`TouchProbe`]): the mean of those under 16 us, less the one clock read the timing adds. A mean, not a median: these touches take two times (the task's lines cached or not, some 100 and 210 ns on the test VM), and the median jumped between them from trial to trial | `work.touch_ns` |
 //!
 //! Not timed: which fair scheduler this kernel runs (`sched.policy`: EEVDF
 //! from 6.6, by /proc/sys/kernel/osrelease) and its tunables' defaults for
@@ -44,11 +44,10 @@ use crate::engine::native::storm;
 use crate::engine::storm::costs::Costs;
 use crate::engine::storm::ctx::Ctx;
 use crate::engine::storm::fork_probe::ForkProbe;
+use crate::engine::storm::touch_probe::TouchProbe;
 use crate::engine::storm::walk_probe::WalkProbe;
 use crate::locks::platform::{Native, Platform};
 use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
-use crate::metrics::latency;
-use crate::metrics::summary::ThreadRecord;
 use crate::model::machine::{MachineProfile, SchedPolicy};
 use crate::model::{Model, Role, WorldSpec};
 use crate::rmap::lru::{List, SWAP_CLUSTER_MAX, Verdict};
@@ -187,7 +186,8 @@ pub struct Calibration {
     pub storm_fork: Option<Figure>,
     /// The forks those trials timed, all trials together.
     pub storm_forks: u64,
-    /// ns per touch operation of the storm (its median, less a clock read).
+    /// ns per touch of a mapped page in the storm (their mean, less a
+    /// clock read).
     pub touch: Figure,
     /// ns per synchronize_rcu() of the native platform.
     pub grace_period: Figure,
@@ -283,7 +283,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         let t =
             settled_storm_trial(|| storm_trial(model, base, &storm_cpus, span, storm_min_vmas))?;
         storm_walks += t.walks;
-        touches.push((t.touch_p50_ns as f64 - read_ns).max(0.0));
+        touches.push((t.touch_ns - read_ns).max(0.0));
         if let Some((mean, n)) = t.one_vma {
             one_vma_walks += n;
             let start = mean - cpu_clock.median() - t.visit_ns - 2.0 * atomic.median();
@@ -807,8 +807,8 @@ fn storm_span(cpus: usize) -> Duration {
     }
 }
 
-/// Fewest touches a storm trial takes a median touch from: a storm that
-/// made fewer was still in its start-up (see [`STORM_SPAN`]).
+/// Fewest touches of mapped pages a storm trial takes a touch's time from:
+/// a storm that made fewer was still in its start-up (see [`STORM_SPAN`]).
 const MIN_TOUCHES: u64 = 1_000;
 
 /// How many times a storm trial is run before its failure counts: one that
@@ -838,9 +838,9 @@ struct StormTrial {
     /// Its mean walk of one vma (CPU time, the clock's share in it) and
     /// how many it timed; None if it walked no such page.
     one_vma: Option<(f64, u64)>,
-    /// The median done operation of its touch role, as the worker loop
-    /// times it (one clock read included).
-    touch_p50_ns: u64,
+    /// Its mean touch of a mapped page ([`TouchProbe`], one clock read
+    /// included).
+    touch_ns: f64,
     /// Its median fork and exit (CPU time, two timings' share in it) and
     /// how many it timed; None if the model has no fork-exit thread or
     /// none finished one.
@@ -851,8 +851,9 @@ struct StormTrial {
 /// to `cpus` as `run --pin` pins them, the rmap locks and the mmap_locks
 /// rw_semaphores (the anon_vma lock since v3.1): the CPU time per vma of
 /// its walks of `long` vmas or more ([`WalkProbe`]), and its touch role's
-/// median operation (the model has touch threads: [`measure`] checks). A
-/// trial with no such walk, or no touch done, fails and says so.
+/// mean touch of a mapped page ([`TouchProbe`]; the model has touch
+/// threads: [`measure`] checks). A trial with no such walk, or too few
+/// such touches, fails and says so.
 fn storm_trial(
     model: &Model,
     base: &MachineProfile,
@@ -873,38 +874,36 @@ fn storm_trial(
         walks,
         one_vma,
         fork,
-        threads,
+        touch,
     } = LockKind::Rwsem.dispatch::<Native, _>(storm);
     let Some(visit_ns) = visit else {
         return Err(Error::failed(format!(
             "calibrate: the model's native storm walked no page mapped by {long} vmas or more in {span:?} (a page its first task's whole family maps)"
         )));
     };
-    let touched = threads.iter().filter(|t| t.role == Role::Touch);
-    let touches = latency::merge(touched.map(|t| &t.record.latency_ns));
-    if touches.len() < MIN_TOUCHES {
+    let (touch_ns, touches) = touch.unwrap_or((0.0, 0));
+    if touches < MIN_TOUCHES {
         return Err(Error::failed(format!(
-            "calibrate: the model's native storm's touch threads did {} operations in {span:?}, too few to time a touch by (at least {MIN_TOUCHES})",
-            touches.len()
+            "calibrate: the model's native storm's touch threads touched {touches} mapped pages in {span:?} without a direct reclaim, too few to time a touch by (at least {MIN_TOUCHES})"
         )));
     }
     Ok(StormTrial {
         visit_ns,
         walks,
         one_vma,
-        touch_p50_ns: touches.value_at_quantile(0.5),
+        touch_ns,
         fork,
     })
 }
 
-/// What a probed storm measured: [`WalkProbe`]'s figures, [`ForkProbe`]'s,
-/// and every worker's record.
+/// What a probed storm measured: [`WalkProbe`]'s figures, [`ForkProbe`]'s
+/// and [`TouchProbe`]'s.
 struct Probed {
     visit: Option<f64>,
     walks: u64,
     one_vma: Option<(f64, u64)>,
     fork: Option<(f64, u64)>,
-    threads: Vec<ThreadRecord>,
+    touch: Option<(f64, u64)>,
 }
 
 /// One probed run of a model's storm, for [`LockKind::dispatch`], its walks
@@ -924,9 +923,10 @@ impl LockVisitor for ProbedStorm<'_> {
         let costs = Costs::of(&self.base.work);
         let ctx = Ctx::<L>::build(self.model, LockKind::Rwsem, costs, online_cpus())
             .with_walk_probe(self.probe)
-            .with_fork_probe(ForkProbe::new(thread_cpu_ns));
+            .with_fork_probe(ForkProbe::new(thread_cpu_ns))
+            .with_touch_probe(TouchProbe::new(Native::now_ns));
         let ctx = Arc::new(ctx);
-        let outcome = storm::run(
+        storm::run(
             ctx.clone(),
             self.span,
             Some(self.pin),
@@ -936,12 +936,13 @@ impl LockVisitor for ProbedStorm<'_> {
         // finished before its thread lets go of the context.
         let probe = ctx.walk_probe.as_ref().expect("probed above");
         let forks = ctx.fork_probe.as_ref().expect("probed above");
+        let touches = ctx.touch_probe.as_ref().expect("probed above");
         Probed {
             visit: probe.ns_per_vma(),
             walks: probe.walks(),
             one_vma: probe.one_vma_mean(),
             fork: forks.median(),
-            threads: outcome.threads,
+            touch: touches.mean(),
         }
     }
 }
@@ -1323,7 +1324,7 @@ impl Calibration {
             self.touch.median(),
             spread(
                 &self.touch,
-                "the touch role's median operation in the model's native storm (as the walks), less one clock read",
+                "the touch role's touches of mapped pages without a direct reclaim in the model's native storm (as the walks): their mean time (those over 16 us, an interrupt's, left out), less one clock read",
             ),
         );
         self.scheduler(&mut p, &mut notes);

@@ -6,6 +6,7 @@ use super::fork_probe::ForkProbe;
 use super::memory::Memory;
 use super::roster::{MmUser, Roster};
 use super::shared::SharedWorld;
+use super::touch_probe::TouchProbe;
 use super::walk_probe::WalkProbe;
 use crate::locks::{LockKind, RawRwLock};
 use crate::model::{MmChoice, Model, Role, WorkloadSpec, WorldSpec};
@@ -25,6 +26,8 @@ pub struct Ctx<L: RawRwLock> {
     pub walk_probe: Option<WalkProbe>,
     /// Times the forks and exits (`calibrate` only, as `walk_probe`).
     pub fork_probe: Option<ForkProbe>,
+    /// Times the touches of mapped pages (`calibrate` only, as `walk_probe`).
+    pub touch_probe: Option<TouchProbe>,
 }
 
 impl<L: RawRwLock> Ctx<L> {
@@ -48,6 +51,7 @@ impl<L: RawRwLock> Ctx<L> {
             stop: AtomicBool::new(false),
             walk_probe: None,
             fork_probe: None,
+            touch_probe: None,
         }
     }
 
@@ -60,6 +64,12 @@ impl<L: RawRwLock> Ctx<L> {
     /// The same storm with its forks and exits timed by `probe`.
     pub fn with_fork_probe(mut self, probe: ForkProbe) -> Ctx<L> {
         self.fork_probe = Some(probe);
+        self
+    }
+
+    /// The same storm with its touches of mapped pages timed by `probe`.
+    pub fn with_touch_probe(mut self, probe: TouchProbe) -> Ctx<L> {
+        self.touch_probe = Some(probe);
         self
     }
 

@@ -18,6 +18,7 @@ pub mod roles;
 pub mod roster;
 pub mod shared;
 pub mod time_buckets;
+pub mod touch_probe;
 pub mod walk_probe;
 pub mod worker;
 

@@ -159,10 +159,10 @@ fn reclaim_page<L: RawRwLock>(
 
 /// An allocating thread below the min watermark reclaims a batch itself
 /// before it may go on (__alloc_pages_direct_reclaim -> shrink_lruvec),
-/// throttled first if too many pages are isolated.
-pub fn direct_reclaim_if_needed<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) {
+/// throttled first if too many pages are isolated. True if it did.
+pub fn direct_reclaim_if_needed<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> bool {
     if !ctx.memory.must_direct_reclaim(ctx.held_pages()) {
-        return;
+        return false;
     }
     let start = L::Platform::now_ns();
     w.local.direct_reclaims += 1;
@@ -179,6 +179,7 @@ pub fn direct_reclaim_if_needed<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) {
         putback(ctx, w, batch);
     }
     w.local.direct_reclaim_ns += L::Platform::now_ns() - start;
+    true
 }
 
 /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED): sleep until fewer pages are

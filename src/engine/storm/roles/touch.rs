@@ -19,9 +19,11 @@ use crate::locks::RawRwLock;
 use crate::locks::platform::Platform;
 use crate::metrics::record::OpOutcome;
 use crate::model::Role;
+use crate::rmap::fault::Fault;
 
 pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
-    direct_reclaim_if_needed(ctx, w);
+    let probe = ctx.touch_probe.as_ref().map(|p| (p, p.start()));
+    let reclaimed = direct_reclaim_if_needed(ctx, w);
     if ctx.memory.exhausted(ctx.held_pages()) {
         return OpOutcome::Failed;
     }
@@ -39,6 +41,12 @@ pub fn op<L: RawRwLock>(ctx: &Ctx<L>, w: &mut Worker) -> OpOutcome {
     match ctx.world.touch(user.mm, addr, write, None) {
         Ok(Some(t)) => {
             count_touch(w, &t);
+            if let Some((p, start)) = probe
+                && !reclaimed
+                && t.fault == Fault::Hit
+            {
+                p.plain(start);
+            }
             OpOutcome::Done
         }
         Ok(None) | Err(_) => OpOutcome::Failed,
