@@ -11,15 +11,16 @@
 //! slow one, whose shares move from trial to trial. Their median, which
 //! `calibrate` took before, read 187-200 ns in nine of a crosscheck's ten
 //! one-CPU aim7 row profiles and 92 ns in the tenth (its trials 91.7-144.7
-//! ns), whose simulated touches then ran twice as fast. The touches this probe times (some 80% of them) had a
-//! median of 110-130 ns and a mean of 153-170 ns over three trials (the
-//! probe's clock read in each). A throughput is one over the mean time, so
-//! the probe takes the mean: of the touches that did no direct reclaim and
-//! found their page mapped, each timed whole, from the op's start to its
-//! access, on the monotonic clock.
+//! ns), whose simulated touches then ran twice as fast. The touches this
+//! probe times (some 80% of them) had a median of 110-130 ns and a mean of
+//! 153-170 ns over three trials (the probe's clock read in each). A
+//! throughput is one over the mean time, so the probe takes the mean: of
+//! the touches that did no direct reclaim and found their page mapped, each
+//! timed whole, from the op's start to its access, on the monotonic clock.
 
 use super::time_buckets::TimeBuckets;
 
+/// The plain touches' times of one storm, shared by its touch threads.
 pub struct TouchProbe {
     /// The clock the touches are timed with, ns.
     clock: fn() -> u64,
