@@ -157,6 +157,11 @@ fn table(cal: &Calibration, out: &Path) -> String {
             "sched_yield(2) with nothing else to run on its CPU -> sched.yield_ns".into(),
         ),
         (
+            "park_cold",
+            Ok(cal.park_cold.clone()),
+            "a park or unpark right after a switch, beyond a warm one -> sched.park_cold_ns".into(),
+        ),
+        (
             "line_pingpong",
             two(&cal.pingpong),
             "half a CAS round trip between 2 CPUs -> cache.die_ns".into(),

@@ -11,7 +11,7 @@
 //! [cache]                      # ns: hit_ns atomic_ns smt_ns die_ns socket_ns
 //! line_service = "random"      #     remote_ns memory_ns pause_ns; "random" | "nearest"
 //! [sched]                      # ns: ctx_switch_ns wakeup_ns wakeup_idle_ns wakeup_ipi_ns resched_ipi_ns
-//!                              #     yield_ns jitter_ns noise_interval_ns noise_ns tick_ns
+//!                              #     yield_ns park_cold_ns jitter_ns noise_interval_ns noise_ns tick_ns
 //!                              #     sched_latency_ns min_granularity_ns wakeup_granularity_ns
 //!                              #     base_slice_ns
 //! policy = "cfs"               # the fair scheduler: "cfs" | "eevdf"
@@ -302,6 +302,14 @@ costs! {
         /// on every poll once they have spun long enough, so this is their
         /// poll period then.
         yield_ns,
+        /// parking_lot_core's park or unpark by a thread whose first it is
+        /// since it was switched in other than back from its own
+        /// sched_yield(): the time its code and data, cold then, add between
+        /// the call and the lock's validate or filter callback (the bucket
+        /// lookup and the queue walk), beyond the line accesses the
+        /// simulator charges for the bucket and the queue. After a
+        /// sched_yield() ping-pong they are still warm.
+        park_cold_ns,
         /// The spread of each switch and wake-up about its mean: the scale of
         /// the exponential tail the simulator draws them with (0: constant).
         jitter_ns,
@@ -663,7 +671,7 @@ mod tests {
     fn cost_keys_name_every_cost_once() {
         let mut p = default_profile();
         let keys: Vec<String> = p.costs().into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys.len(), 8 + 14 + 16);
+        assert_eq!(keys.len(), 8 + 15 + 16);
         for key in &keys {
             *p.cost_mut(key).unwrap() = 1.5;
         }

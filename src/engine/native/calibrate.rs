@@ -8,6 +8,7 @@
 //! | syscall | a loop of getppid(2), which no libc caches | `work.syscall_ns` |
 //! | clock | a loop of the native platform's clock reads (`Instant::now`, the vDSO's clock_gettime) | `work.clock_ns` |
 //! | yield | a loop of sched_yield(2) (`std::thread::yield_now`) on a thread pinned to the first CPU, where nothing else of this process runs: the call with no switch | `sched.yield_ns` |
+//! | cold parking | on a thread pinned to the first CPU, with another thread parked there: parking_lot_core's park (whose validation refuses) and unpark (whose filter stops at that sleeper) through the native platform, each from the call to its callback, right after a 5 us sleep (the thread switched out and back) and then at once again: the mean cold call less the mean warm one (calls under 16 us, an interrupt's beyond), averaged over park and unpark. A mean, since cold calls take one of two times | `sched.park_cold_ns` |
 //! | busy-wait | udelay(2 us) of the native platform (a spin on the clock), each call timed: the median, less the 2 us and the timing's own clock read | `work.busy_wait_extra_ns` |
 //! | ping-pong | two threads pinned to two CPUs advance one counter in turns with CAS; half a round trip moves the line once (the note flags a figure faster than any two cores, as SMT siblings answer) | `cache.die_ns` |
 //! | handoff, one CPU | two threads pinned to one CPU pass a token with park/unpark (futex wait/wake), lmbench lat_ctx style: per handoff a wake, a wait and a switch | `sched.ctx_switch_ns`, `sched.wakeup_ns` |
@@ -46,7 +47,7 @@ use crate::engine::storm::ctx::Ctx;
 use crate::engine::storm::fork_probe::ForkProbe;
 use crate::engine::storm::touch_probe::TouchProbe;
 use crate::engine::storm::walk_probe::WalkProbe;
-use crate::locks::platform::{Native, Platform};
+use crate::locks::platform::{FilterOp, Native, ParkToken, Platform, UnparkToken};
 use crate::locks::{KindInfo, LockKind, LockVisitor, RawRwLock};
 use crate::model::machine::{MachineProfile, SchedPolicy};
 use crate::model::{Model, Role, WorldSpec};
@@ -136,6 +137,8 @@ pub struct Calibration {
     pub busy_wait_extra: Figure,
     /// ns per sched_yield() that finds nothing else to run.
     pub sched_yield: Figure,
+    /// ns a park or unpark right after a switch takes beyond a warm one.
+    pub park_cold: Figure,
     /// None on a single CPU.
     pub pingpong: Option<Figure>,
     pub handoff_one_cpu: Figure,
@@ -236,6 +239,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
     let read_ns = clock.median();
     let busy_wait_extra = trials(&mut || Ok(busy_wait_extra(plan.ops(50_000), read_ns)))?;
     let sched_yield = trials(&mut || sched_yield(cpus[0], plan.ops(500_000)))?;
+    let park_cold = trials(&mut || park_cold(cpus[0], plan.ops(2_000)))?;
     let pingpong = pair
         .map(|p| trials(&mut || pingpong(p, plan.ops(200_000))))
         .transpose()?;
@@ -328,6 +332,7 @@ pub fn measure(plan: &Plan, model: &Model, base: &MachineProfile) -> Result<Cali
         clock,
         busy_wait_extra,
         sched_yield,
+        park_cold,
         pingpong,
         handoff_one_cpu,
         jitter,
@@ -466,6 +471,102 @@ fn sched_yield(cpu: usize, ops: u64) -> Result<f64> {
         }
         per_op(t0.elapsed(), ops)
     })
+}
+
+/// How long [`park_cold`] sleeps before each cold call: long enough for its
+/// CPU to switch away and back (natively the cold figure was the same after
+/// 5 us as after 50 us, and a sched_yield() ping-pong left the code warm).
+const COLD_SLEEP: Duration = Duration::from_micros(5);
+
+/// What parking_lot_core's park and unpark take from the call to the
+/// caller's callback when the thread was just switched back in, beyond what
+/// they take warm, ns: the mean over park and unpark of their cold mean
+/// less their warm mean ([`mean_undisturbed`]), `ops` calls each, on `cpu` with one thread parked
+/// there for the unparks to find (its filter stops at it, so it sleeps on).
+fn park_cold(cpu: usize, ops: u64) -> Result<f64> {
+    static SLEEPER: AtomicU64 = AtomicU64::new(0);
+    static PROBE: AtomicU64 = AtomicU64::new(0);
+    let sleeper = &SLEEPER as *const AtomicU64 as usize;
+    let probe = &PROBE as *const AtomicU64 as usize;
+    let parked = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let sleeper_thread = s.spawn(|| {
+            pin_current_thread(cpu)
+                .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
+            // SAFETY: the key is this probe's own static; the callbacks do
+            // not park or unpark.
+            unsafe {
+                Native::park(
+                    sleeper,
+                    || !parked.swap(true, Ordering::AcqRel),
+                    ParkToken(0),
+                )
+            };
+            Ok(())
+        });
+        while !parked.load(Ordering::Acquire) {
+            std::thread::sleep(COLD_SLEEP);
+        }
+        let figure = on_cpu(cpu, || {
+            let park = |entered: &mut u64| {
+                // SAFETY: as above; the validation refuses, so nobody parks.
+                unsafe {
+                    Native::park(
+                        probe,
+                        || {
+                            *entered = Native::now_ns();
+                            false
+                        },
+                        ParkToken(0),
+                    )
+                };
+            };
+            let unpark = |entered: &mut u64| {
+                // SAFETY: as above; the filter stops at the sleeper.
+                unsafe {
+                    Native::unpark_filter(
+                        sleeper,
+                        |_| {
+                            *entered = Native::now_ns();
+                            FilterOp::Stop
+                        },
+                        |_| UnparkToken(0),
+                    )
+                };
+            };
+            let extra = |call: &dyn Fn(&mut u64)| {
+                let (mut cold, mut warm) = (Vec::new(), Vec::new());
+                for _ in 0..ops.max(1) {
+                    std::thread::sleep(COLD_SLEEP);
+                    for took in [&mut cold, &mut warm] {
+                        let mut entered = 0;
+                        let t0 = Native::now_ns();
+                        call(&mut entered);
+                        took.push(entered.saturating_sub(t0));
+                    }
+                }
+                mean_undisturbed(&cold) - mean_undisturbed(&warm)
+            };
+            (extra(&park) + extra(&unpark)) / 2.0
+        });
+        // SAFETY: as above; this wakes the sleeper for good.
+        unsafe { Native::unpark_filter(sleeper, |_| FilterOp::Unpark, |_| UnparkToken(0)) };
+        sleeper_thread.join().expect("the sleeper does not panic")?;
+        figure
+    })
+}
+
+/// A timed call longer than this was interrupted or switched out (the
+/// storm's probes cut their buckets there too).
+const UNDISTURBED_NS: u64 = 16_000;
+
+/// The mean of the times in `ns` under [`UNDISTURBED_NS`]. A mean, not a
+/// median: a cold call takes one of two times (about 30 and 80 ns on the
+/// 2-vCPU Xeon VM, as its code is found in a cache or not), and the median
+/// jumped between them from trial to trial (38.5 and 79.5 ns).
+fn mean_undisturbed(ns: &[u64]) -> f64 {
+    let kept: Vec<u64> = ns.iter().copied().filter(|&t| t < UNDISTURBED_NS).collect();
+    kept.iter().sum::<u64>() as f64 / kept.len().max(1) as f64
 }
 
 /// The length of the busy-wait [`busy_wait_extra`] times.
@@ -1202,6 +1303,14 @@ impl Calibration {
                 "sched_yield loop on one CPU with nothing else to run",
             ),
         );
+        set(
+            "sched.park_cold_ns",
+            self.park_cold.median().max(0.0),
+            spread(
+                &self.park_cold,
+                "parking_lot_core park and unpark on one CPU, call to callback, after a 5 us sleep less at once after: the two means' differences (calls under 16 us), averaged",
+            ),
+        );
         if let Some(f) = &self.pingpong {
             set("cache.die_ns", f.median(), pingpong_note(f));
         }
@@ -1602,6 +1711,7 @@ mod tests {
             clock: figure(50.0),
             busy_wait_extra: figure(120.0),
             sched_yield: figure(300.0),
+            park_cold: figure(60.0),
             pingpong: Some(figure(40.0)),
             handoff_one_cpu: figure(2200.0),
             jitter: figure(250.0),
@@ -1659,6 +1769,7 @@ mod tests {
         assert_eq!(p.work.rcu_gp_ns, 8_000_000.0);
         assert_eq!((p.work.clock_ns, p.work.busy_wait_extra_ns), (50.0, 120.0));
         assert_eq!(p.sched.yield_ns, 300.0);
+        assert_eq!(p.sched.park_cold_ns, 60.0);
         // The storm's 14,500 ns over 10 x 300 + 20 x 300 + 100 x 55 =
         // 14,500 ns at the base's prices: each price x 1.
         assert_eq!(

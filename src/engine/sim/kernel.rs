@@ -125,6 +125,9 @@ pub struct Thread {
     /// as each run on a CPU ends (a run the watchdog cut off is not), with
     /// the context switch into each run.
     pub cpu_ps: u64,
+    /// Switched out, other than by its own sched_yield(), since its last
+    /// park or unpark: the parking code and data are cold for the next.
+    parking_cold: bool,
 }
 
 impl Thread {
@@ -221,6 +224,7 @@ impl Kernel {
                 wakeup_ipi: ps(s.wakeup_ipi_ns),
                 resched_ipi: ps(s.resched_ipi_ns),
                 sched_yield: ps(s.yield_ns),
+                park_cold: ps(s.park_cold_ns),
                 jitter: ps(s.jitter_ns),
                 tick: ps(s.tick_ns).max(1),
                 latency: ps(s.sched_latency_ns),
@@ -256,6 +260,7 @@ impl Kernel {
                     nvcsw: 0,
                     nivcsw: 0,
                     cpu_ps: 0,
+                    parking_cold: false,
                 })
                 .collect(),
             cpus: (0..cpus).map(|_| Cpu::new()).collect(),
@@ -623,6 +628,18 @@ impl Kernel {
             Suspend::Yes
         } else {
             Suspend::No
+        }
+    }
+
+    /// What the running thread's park or unpark adds for its code and data
+    /// being cold, ps: `sched.park_cold_ns` if it is the first since the
+    /// thread was switched out other than by its own yield, else 0.
+    pub fn take_parking_cold(&mut self) -> u64 {
+        let me = self.current as usize;
+        if std::mem::take(&mut self.threads[me].parking_cold) {
+            self.costs.sched.park_cold
+        } else {
+            0
         }
     }
 
@@ -1096,6 +1113,7 @@ impl Kernel {
         t.generation += 1;
         t.due = u64::MAX;
         t.watch.clear();
+        t.parking_cold |= !matches!(why, Leave::Yielded);
         let c = &self.cpus[cpu];
         let sched = self.costs.sched;
         let eevdf = sched.policy == SchedPolicy::Eevdf;

@@ -306,6 +306,7 @@ impl Platform for Sim {
 
     unsafe fn park(key: usize, validate: impl FnOnce() -> bool, token: ParkToken) -> ParkResult {
         lock_bucket(key);
+        parking_code();
         if !validate() {
             unlock_bucket(key);
             return ParkResult::Invalid;
@@ -332,6 +333,7 @@ impl Platform for Sim {
         callback: impl FnOnce(UnparkResult) -> UnparkToken,
     ) -> UnparkResult {
         lock_bucket(key);
+        parking_code();
         // Walked in place, FIFO; what stays keeps its order.
         let mut queue = with_kernel(|k| k.take_queue(key)).unwrap_or_default();
         let mut woken = Vec::new();
@@ -374,6 +376,22 @@ impl Platform for Sim {
             preempt_point(Point::UserReturn);
         }
         result
+    }
+}
+
+/// parking_lot_core's own code between taking the bucket and the caller's
+/// callback (the hash, the bucket lookup, the queue walk): free while warm,
+/// since the line model charges its accesses; `sched.park_cold_ns` when it
+/// is cold, the thread's first park or unpark since a switch (natively, on
+/// this project's 2-vCPU VM, 21-29 ns from the call to the callback warm
+/// and 69-106 ns after a 5-50 us sleep, one clock read included:
+/// `rmap-storm calibrate`). It decides races: a releaser just switched back
+/// in judges its sleeper that much later, and a spinner on the other CPU
+/// may take the lock first (docs/sim.md, "The parking code's cold start").
+fn parking_code() {
+    let cold = with_kernel(Kernel::take_parking_cold).unwrap_or(0);
+    if cold > 0 {
+        work_ps(cold, false);
     }
 }
 
@@ -853,6 +871,64 @@ mod tests {
         assert!(
             gap_ps >= 48_000,
             "the second waiter was judged {gap_ps} ps after the first, less than its line's move"
+        );
+    }
+
+    /// One CPU; W parks nobody but walks a queue: it sleeps (switched out,
+    /// blocked), then unparks twice in a row, yields to B (which works for
+    /// 20 ms) and unparks again. With `sched.park_cold_ns` at 1 us, only
+    /// the first unpark after the sleep reaches its filter 1 us later than
+    /// a warm one: back from its own yield the code is still warm.
+    #[test]
+    fn only_the_first_park_or_unpark_after_a_switch_pays_the_cold_code() {
+        const KEY: usize = 0x80;
+        let mut p = profile();
+        p.sched.park_cold_ns = 1_000.0;
+        let took = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let into = took.clone();
+        let bodies: Vec<Body<'static>> = vec![
+            Box::new(move || {
+                let unpark = || {
+                    let t0 = with_kernel(|k| k.now()).unwrap();
+                    let mut reached = t0;
+                    let filter = |_| {
+                        reached = with_kernel(|k| k.now()).unwrap();
+                        FilterOp::Stop
+                    };
+                    // SAFETY: the test's own key; the filter only reads the clock.
+                    unsafe { Sim::unpark_filter(KEY, filter, |_| UnparkToken(0)) };
+                    reached - t0
+                };
+                // One waiter for the walks to reach, parked for good.
+                sleep_until(1_000);
+                let (cold, warm) = (unpark(), unpark());
+                let switches = Sim::ctx_switches().1;
+                Sim::yield_now();
+                assert!(
+                    Sim::ctx_switches().1 > switches,
+                    "the yield did not switch, so it tells nothing"
+                );
+                into.borrow_mut().extend([cold, warm, unpark()]);
+            }),
+            Box::new(|| {
+                // SAFETY: the test's own key; the validation does not touch the sim.
+                unsafe { Sim::park(KEY, || true, ParkToken(0)) };
+            }),
+            Box::new(|| Sim::charge(20_000_000)),
+        ];
+        let pin = CpuList::parse("0", 1).unwrap();
+        run_on(Kernel::new(&p, 1, Preempt::User, 3, Some(&pin), 1), bodies);
+        let took = took.borrow();
+        let [cold, warm, after_yield] = took[..] else {
+            panic!("the walker did not finish: {took:?}");
+        };
+        assert!(
+            cold >= warm + 1_000_000,
+            "after the sleep the filter came {cold} ps after the call, warm {warm} ps"
+        );
+        assert!(
+            after_yield < warm + 500_000,
+            "back from its own yield the filter came {after_yield} ps after the call, warm {warm} ps"
         );
     }
 

@@ -120,6 +120,9 @@ pub struct SchedPs {
     pub resched_ipi: u64,
     /// A sched_yield() call, switch or not (the profile's `sched.yield_ns`).
     pub sched_yield: u64,
+    /// A thread's first park or unpark since a switch-in other than from
+    /// its own yield (the profile's `sched.park_cold_ns`).
+    pub park_cold: u64,
     /// The scale of the exponential tail of each latency (0: constant).
     pub jitter: u64,
     pub tick: u64,
@@ -375,6 +378,7 @@ mod tests {
             wakeup_ipi: 1,
             resched_ipi: 1,
             sched_yield: 0,
+            park_cold: 0,
             jitter: 0,
             tick: 4_000,
             latency: 24_000,
