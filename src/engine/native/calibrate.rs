@@ -479,10 +479,11 @@ fn sched_yield(cpu: usize, ops: u64) -> Result<f64> {
 const COLD_SLEEP: Duration = Duration::from_micros(5);
 
 /// What parking_lot_core's park and unpark take from the call to the
-/// caller's callback when the thread was just switched back in, beyond what
-/// they take warm, ns: the mean over park and unpark of their cold mean
-/// less their warm mean ([`mean_undisturbed`]), `ops` calls each, on `cpu` with one thread parked
-/// there for the unparks to find (its filter stops at it, so it sleeps on).
+/// caller's callback when the thread was just switched back in, beyond
+/// what they take warm, ns: the mean over park and unpark of their cold
+/// mean less their warm mean ([`mean_undisturbed`]), `ops` calls each, on
+/// `cpu` with one thread parked there for the unparks to find (their
+/// filter stops at it, so it sleeps on until the probe ends).
 fn park_cold(cpu: usize, ops: u64) -> Result<f64> {
     static SLEEPER: AtomicU64 = AtomicU64::new(0);
     static PROBE: AtomicU64 = AtomicU64::new(0);
@@ -491,8 +492,12 @@ fn park_cold(cpu: usize, ops: u64) -> Result<f64> {
     let parked = AtomicBool::new(false);
     std::thread::scope(|s| {
         let sleeper_thread = s.spawn(|| {
-            pin_current_thread(cpu)
-                .map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
+            let pinned = pin_current_thread(cpu);
+            if pinned.is_err() {
+                // Nobody will park: let the prober go on to its own error.
+                parked.store(true, Ordering::Release);
+            }
+            pinned.map_err(|e| Error::failed(format!("calibrate: pinning to CPU {cpu}: {e}")))?;
             // SAFETY: the key is this probe's own static; the callbacks do
             // not park or unpark.
             unsafe {

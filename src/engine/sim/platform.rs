@@ -382,10 +382,11 @@ impl Platform for Sim {
 /// parking_lot_core's own code between taking the bucket and the caller's
 /// callback (the hash, the bucket lookup, the queue walk): free while warm,
 /// since the line model charges its accesses; `sched.park_cold_ns` when it
-/// is cold, the thread's first park or unpark since a switch (natively, on
-/// this project's 2-vCPU VM, 21-29 ns from the call to the callback warm
-/// and 69-106 ns after a 5-50 us sleep, one clock read included:
-/// `rmap-storm calibrate`). It decides races: a releaser just switched back
+/// is cold, the thread's first park or unpark since a switch other than its
+/// own yield (natively, on this project's 2-vCPU VM, a probe timed 21-29 ns
+/// from the call to the callback warm and 69-106 ns after a 5-50 us sleep,
+/// one clock read included; `rmap-storm calibrate` measures the
+/// difference). It decides races: a releaser just switched back
 /// in judges its sleeper that much later, and a spinner on the other CPU
 /// may take the lock first (docs/sim.md, "The parking code's cold start").
 fn parking_code() {
@@ -874,8 +875,8 @@ mod tests {
         );
     }
 
-    /// One CPU; W parks nobody but walks a queue: it sleeps (switched out,
-    /// blocked), then unparks twice in a row, yields to B (which works for
+    /// One CPU; a walker that wakes nobody (its filter stops at the one
+    /// sleeper) sleeps (switched out, blocked), then unparks twice in a row, yields to B (which works for
     /// 20 ms) and unparks again. With `sched.park_cold_ns` at 1 us, only
     /// the first unpark after the sleep reaches its filter 1 us later than
     /// a warm one: back from its own yield the code is still warm.
