@@ -45,6 +45,7 @@ use crate::engine::native::storm;
 use crate::engine::storm::costs::Costs;
 use crate::engine::storm::ctx::Ctx;
 use crate::engine::storm::fork_probe::ForkProbe;
+use crate::engine::storm::time_buckets::TimeBuckets;
 use crate::engine::storm::touch_probe::TouchProbe;
 use crate::engine::storm::walk_probe::WalkProbe;
 use crate::locks::platform::{FilterOp, Native, ParkToken, Platform, UnparkToken};
@@ -481,7 +482,7 @@ const COLD_SLEEP: Duration = Duration::from_micros(5);
 /// What parking_lot_core's park and unpark take from the call to the
 /// caller's callback when the thread was just switched back in, beyond
 /// what they take warm, ns: the mean over park and unpark of their cold
-/// mean less their warm mean ([`mean_undisturbed`]), `ops` calls each, on
+/// mean less their warm mean ([`PARK_BUCKETS`]), `ops` calls each, on
 /// `cpu` with one thread parked there for the unparks to find (their
 /// filter stops at it, so it sleeps on until the probe ends).
 fn park_cold(cpu: usize, ops: u64) -> Result<f64> {
@@ -540,17 +541,18 @@ fn park_cold(cpu: usize, ops: u64) -> Result<f64> {
                 };
             };
             let extra = |call: &dyn Fn(&mut u64)| {
-                let (mut cold, mut warm) = (Vec::new(), Vec::new());
+                let [cold, warm] = [(); 2].map(|_| TimeBuckets::new(1, PARK_BUCKETS));
                 for _ in 0..ops.max(1) {
                     std::thread::sleep(COLD_SLEEP);
-                    for took in [&mut cold, &mut warm] {
+                    for took in [&cold, &warm] {
                         let mut entered = 0;
                         let t0 = Native::now_ns();
                         call(&mut entered);
-                        took.push(entered.saturating_sub(t0));
+                        took.add(entered.saturating_sub(t0));
                     }
                 }
-                mean_undisturbed(&cold) - mean_undisturbed(&warm)
+                let mean = |b: &TimeBuckets| b.mean().map_or(0.0, |(ns, _)| ns);
+                mean(&cold) - mean(&warm)
             };
             (extra(&park) + extra(&unpark)) / 2.0
         });
@@ -561,18 +563,12 @@ fn park_cold(cpu: usize, ops: u64) -> Result<f64> {
     })
 }
 
-/// A timed call longer than this was interrupted or switched out (the
-/// storm's probes cut their buckets there too).
-const UNDISTURBED_NS: u64 = 16_000;
-
-/// The mean of the times in `ns` under [`UNDISTURBED_NS`]. A mean, not a
-/// median: a cold call takes one of two times (about 30 and 80 ns on the
+/// 1 ns buckets of [`park_cold`]'s calls, up to 16 us as the storm's
+/// probes: a longer call was interrupted or switched out. Their means, not
+/// medians: a cold call takes one of two times (about 30 and 80 ns on the
 /// 2-vCPU Xeon VM, as its code is found in a cache or not), and the median
 /// jumped between them from trial to trial (38.5 and 79.5 ns).
-fn mean_undisturbed(ns: &[u64]) -> f64 {
-    let kept: Vec<u64> = ns.iter().copied().filter(|&t| t < UNDISTURBED_NS).collect();
-    kept.iter().sum::<u64>() as f64 / kept.len().max(1) as f64
-}
+const PARK_BUCKETS: usize = 16_384;
 
 /// The length of the busy-wait [`busy_wait_extra`] times.
 const BUSY_WAIT_NS: u64 = 2_000;
