@@ -876,10 +876,11 @@ mod tests {
     }
 
     /// One CPU; a walker that wakes nobody (its filter stops at the one
-    /// sleeper) sleeps (switched out, blocked), then unparks twice in a row, yields to B (which works for
-    /// 20 ms) and unparks again. With `sched.park_cold_ns` at 1 us, only
-    /// the first unpark after the sleep reaches its filter 1 us later than
-    /// a warm one: back from its own yield the code is still warm.
+    /// sleeper) sleeps (switched out, blocked), then unparks twice in a
+    /// row, yields to B (which works for 20 ms) and unparks again. With
+    /// `sched.park_cold_ns` at 1 us, only the first unpark after the sleep
+    /// reaches its filter 1 us later than a warm one: back from its own
+    /// yield the code is still warm.
     #[test]
     fn only_the_first_park_or_unpark_after_a_switch_pays_the_cold_code() {
         const KEY: usize = 0x80;
