@@ -22,6 +22,9 @@
 //! and the touch are timed) runs on the row's N CPUs, as the row does: on
 //! one CPU a visit cost 243-277 ns where on two it cost 162-214 ns, in
 //! three pairs of calibrations taken in turn (2-vCPU EPYC VM, 2026-12-06).
+//! With [`Every::Repeat`] the calibration comes before each native repeat
+//! instead, and that repeat's simulated twin runs on it: a row's repeats
+//! span up to a minute, over which the machine moves too.
 
 use crate::engine::sim::{Preempt, SimSpec};
 use crate::engine::{self, RunConfig, RunEngine, RunRequest, calibrate};
@@ -57,14 +60,30 @@ pub struct Plan {
     pub recalibrate: Option<Recalibrate>,
 }
 
-/// Calibrate this machine again before each row's native runs, as
-/// `rmap-storm calibrate --trials N --model M --base <the plan's machine>`
-/// would, and run the row's both sides on that profile.
+/// Calibrate this machine again before each row's native runs, or before
+/// each of its repeats, as `rmap-storm calibrate --trials N --model M
+/// --base <the plan's machine>` would, and run both sides on that profile.
 #[derive(Clone, Debug)]
 pub struct Recalibrate {
     pub plan: calibrate::Plan,
     /// The model whose native world and storm time the world's costs.
     pub model: Model,
+    pub every: Every,
+}
+
+/// How often a recalibrating check calibrates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Every {
+    /// Once a row, before its native runs: the row's repeats all run on
+    /// one profile, the last of them up to a minute after it was taken.
+    Row,
+    /// Before each native repeat, whose simulated repeat then runs on that
+    /// profile: each pair of runs models the machine of its own moment.
+    /// On the 2-vCPU EPYC VM the native rate followed the vma visit from
+    /// one calibration to the next (six alternating calibrations and 6 s
+    /// runs within two minutes: visit 127-317 ns, native 107-222k/s, the
+    /// simulated error on each run's own profile +13..+42%; 2026-12-07).
+    Repeat,
 }
 
 impl Recalibrate {
@@ -129,7 +148,7 @@ impl Point {
             native_ops_per_s: Vec::new(),
             sim_ops_per_s: Vec::new(),
             others: BTreeMap::new(),
-            calibrated: None,
+            calibrated: Vec::new(),
             failed: None,
         }
     }
@@ -244,34 +263,70 @@ fn rows_of(
         duration_s: plan.duration.as_secs_f64(),
         preempt: plan.preempt.name().to_string(),
         recalibrated: plan.recalibrate.as_ref().map(|r| r.plan.trials),
+        per_repeat: plan
+            .recalibrate
+            .as_ref()
+            .is_some_and(|r| r.every == Every::Repeat),
         rows,
     })
 }
 
-/// One point's row: its calibration if the plan asks for one, its native
-/// runs one after another, then its simulated runs in parallel.
+/// One point's row, calibrated as the plan asks, with the engines' runs.
 fn measure(plan: &Plan, point: &Point, progress: &ProgressBar) -> Result<CrossRow> {
-    let (point, calibrated) = match &plan.recalibrate {
-        Some(r) => {
-            progress.set_message(format!("{} calibrate", point.label()));
-            let calibrated = r.profile(plan, point.cpus() as usize)?;
-            (point.on(&calibrated.machine), Some(calibrated))
-        }
-        None => (point.clone(), None),
+    let mut calibrate = |cpus| {
+        let r = plan
+            .recalibrate
+            .as_ref()
+            .expect("asked only when recalibrating");
+        progress.set_message(format!("{} calibrate", point.label()));
+        r.profile(plan, cpus)
     };
+    measure_with(plan, point, progress, &mut calibrate, run_once)
+}
+
+/// One point's row: its native runs one after another, each after its own
+/// calibration if the plan calibrates every repeat (the row's first one
+/// after the row's calibration if it calibrates every row), then its
+/// simulated runs in parallel, each on the profile its native twin ran on.
+fn measure_with(
+    plan: &Plan,
+    point: &Point,
+    progress: &ProgressBar,
+    calibrate: &mut dyn FnMut(usize) -> Result<Calibrated>,
+    run: impl Fn(&RunConfig, u64) -> Result<RunReport> + Sync,
+) -> Result<CrossRow> {
+    let every = plan.recalibrate.as_ref().map(|r| r.every);
+    let cpus = point.cpus() as usize;
+    let mut calibrated = Vec::new();
+    let mut on_row = point.clone();
+    if every == Some(Every::Row) {
+        let c = calibrate(cpus)?;
+        on_row = point.on(&c.machine);
+        calibrated.push(c);
+    }
     let seeds = point.seeds(plan);
     let role = point.role();
-    progress.set_message(format!("{} native", point.label()));
     let mut native = Vec::with_capacity(seeds.len());
+    let mut sims = Vec::with_capacity(seeds.len());
     for &seed in &seeds {
-        native.push(role_rates(&run_once(&point.native, seed)?, role)?);
+        let pair = if every == Some(Every::Repeat) {
+            let c = calibrate(cpus)?;
+            let pair = point.on(&c.machine);
+            calibrated.push(c);
+            pair
+        } else {
+            on_row.clone()
+        };
+        progress.set_message(format!("{} native", point.label()));
+        native.push(role_rates(&run(&pair.native, seed)?, role)?);
         progress.inc(1);
+        sims.push((pair.sim, seed));
     }
     progress.set_message(format!("{} sim", point.label()));
-    let sim = seeds
+    let sim = sims
         .par_iter()
-        .map(|&seed| {
-            let rates = role_rates(&run_once(&point.sim, seed)?, role);
+        .map(|(cfg, seed)| {
+            let rates = role_rates(&run(cfg, *seed)?, role);
             progress.inc(1);
             rates
         })
@@ -415,5 +470,83 @@ mod tests {
             &base,
             "the plan's point is kept"
         );
+    }
+
+    /// The profile each run of a row ran on, by calibration: `every` row
+    /// or repeat, three repeats of synchro's 10 ms at one CPU, each fake
+    /// calibration a vma visit of its own (100, 200, 300 ns).
+    fn profiles_run_on(every: Every) -> (CrossRow, Vec<(bool, u64, f64)>) {
+        let mut plan = plan(vec![LockKind::Tas]);
+        plan.repeats = 3;
+        plan.recalibrate = Some(Recalibrate {
+            plan: calibrate::Plan {
+                trials: 1,
+                quick: true,
+                storm_cpus: None,
+            },
+            model: crate::model::load(Path::new("models/synchro.toml"), &[]).unwrap(),
+            every,
+        });
+        let point = points(&plan).unwrap().remove(0);
+        let mut calibrations = 0.0;
+        let mut calibrate = |cpus: usize| {
+            assert_eq!(cpus, 1, "the row's CPUs");
+            calibrations += 1.0;
+            let mut machine = plan.machine.clone();
+            machine.work.vma_visit_ns = 100.0 * calibrations;
+            Ok(Calibrated {
+                machine,
+                notes: BTreeMap::new(),
+            })
+        };
+        let ran = std::sync::Mutex::new(Vec::new());
+        let run = |cfg: &RunConfig, seed: u64| {
+            let sim = matches!(cfg.engine, RunEngine::Sim(_));
+            let visit = cfg.engine.machine().work.vma_visit_ns;
+            ran.lock().unwrap().push((sim, seed, visit));
+            run_once(cfg, seed)
+        };
+        let row = measure_with(&plan, &point, &ProgressBar::hidden(), &mut calibrate, run).unwrap();
+        let mut ran = ran.into_inner().unwrap();
+        ran.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (row, ran)
+    }
+
+    #[test]
+    fn calibrated_every_repeat_each_pair_of_runs_shares_its_own_profile() {
+        let (row, ran) = profiles_run_on(Every::Repeat);
+        let visits: Vec<f64> = row
+            .calibrated
+            .iter()
+            .map(|c| c.machine.work.vma_visit_ns)
+            .collect();
+        assert_eq!(
+            visits,
+            [100.0, 200.0, 300.0],
+            "a profile per repeat, in seed order"
+        );
+        assert_eq!(
+            ran,
+            [
+                (false, 2, 100.0),
+                (false, 3, 200.0),
+                (false, 4, 300.0),
+                (true, 2, 100.0),
+                (true, 3, 200.0),
+                (true, 4, 300.0),
+            ],
+            "(simulated, seed, visit) of every run"
+        );
+        assert_eq!(row.native_ops_per_s.len(), 3);
+        assert_eq!(row.sim_ops_per_s.len(), 3);
+    }
+
+    #[test]
+    fn calibrated_every_row_all_runs_share_the_rows_one_profile() {
+        let (row, ran) = profiles_run_on(Every::Row);
+        assert_eq!(row.calibrated.len(), 1);
+        assert_eq!(row.calibrated[0].machine.work.vma_visit_ns, 100.0);
+        assert_eq!(ran.len(), 6);
+        assert!(ran.iter().all(|&(_, _, visit)| visit == 100.0), "{ran:?}");
     }
 }

@@ -239,6 +239,55 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
     );
 }
 
+/// Calibrated every repeat, a row runs on as many profiles as it has
+/// repeats, writes each under its seed, and says its figures are their
+/// medians; each repeat's simulated run is the simulator on that repeat's
+/// profile and seed.
+#[test]
+fn calibrated_every_repeat_a_row_writes_a_profile_per_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().to_str().unwrap();
+    let out = bin(&quick(&[
+        "--recalibrate",
+        "1",
+        "--recalibrate-every",
+        "repeat",
+        "--repeats",
+        "2",
+        "--profiles",
+        profiles,
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("virtual CPUs of each repeat's own profile, calibrated just before its native run (1 trial a figure"),
+        "{table}"
+    );
+    assert!(
+        text(&out.stderr).contains("; calibrated (medians): visit "),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "synchro-1cpu-rwsem-seed2.toml",
+            "synchro-1cpu-rwsem-seed3.toml"
+        ]
+    );
+    let first = dir.path().join(&names[0]);
+    let profile = std::fs::read_to_string(&first).unwrap();
+    assert!(
+        profile.contains("just before the native run (seed 2)"),
+        "{profile}"
+    );
+}
+
 #[test]
 fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -286,6 +335,19 @@ fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
         (
             vec!["--profiles".into(), dir.path().display().to_string()],
             "--profiles: needs --recalibrate N",
+        ),
+        (
+            vec!["--recalibrate-every".into(), "repeat".into()],
+            "--recalibrate-every: needs --recalibrate N",
+        ),
+        (
+            vec![
+                "--recalibrate".into(),
+                "1".into(),
+                "--recalibrate-every".into(),
+                "often".into(),
+            ],
+            "invalid value 'often' for '--recalibrate-every <WHEN>'",
         ),
         (
             vec![

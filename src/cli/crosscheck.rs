@@ -1,4 +1,5 @@
-//! `rmap-storm crosscheck [--machine PROFILE] [--recalibrate N] [--repeats 5]
+//! `rmap-storm crosscheck [--machine PROFILE] [--recalibrate N
+//! [--recalibrate-every row|repeat]] [--repeats 5]
 //! [--duration 1s] [--locks a,b] [--models a,b] [--cpus 1,2]
 //! [--readme README.md]`: the simulator against this machine (issue 9's
 //! acceptance table).
@@ -12,7 +13,7 @@
 //! rows still run, and the command ends with exit status 1.
 
 use super::duration;
-use crate::crosscheck::{self, Plan, Recalibrate};
+use crate::crosscheck::{self, Every, Plan, Recalibrate};
 use crate::engine::native::calibrate;
 use crate::engine::sim::Preempt;
 use crate::fileio::{replace_between, section, temp_path, write_atomic};
@@ -21,7 +22,7 @@ use crate::model::{self, machine};
 use crate::report::bootstrap;
 use crate::report::crosscheck as table;
 use crate::report::units::fmt_rate;
-use crate::results::crosscheck::{Calibrated, CrossRow};
+use crate::results::crosscheck::CrossRow;
 use crate::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -50,6 +51,12 @@ pub struct Args {
     /// met, not a snapshot from minutes before
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub recalibrate: Option<i64>,
+    /// With --recalibrate: calibrate once a row, or before every native
+    /// repeat, whose simulated twin then runs on that profile (a
+    /// calibration a repeat: some 10 s more each at --recalibrate 3)
+    /// [default: row]
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub recalibrate_every: Option<Every>,
     /// Runs per side and point (seeds seed..seed+repeats-1 on both sides)
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub repeats: u32,
@@ -88,8 +95,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
     /// With --recalibrate: write each row's profile into this folder as
-    /// MODEL-NcpuS-KIND.toml as the row finishes, so that its simulated side
-    /// can be run again (`run --engine sim --machine FILE`)
+    /// MODEL-NcpuS-KIND.toml (with --recalibrate-every repeat, each
+    /// repeat's as MODEL-NcpuS-KIND-seedS.toml) as the row finishes, so
+    /// that its simulated side can be run again (`run --engine sim
+    /// --machine FILE`)
     #[arg(long, value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 }
@@ -109,12 +118,13 @@ pub fn run(args: Args) -> Result<()> {
                 format!(", 95% {lo:+.0}..{hi:+.0}%")
             });
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%{interval}"));
-        let calibrated = row.calibrated.as_ref().map_or(String::new(), |c| {
-            let [visit, walk, touch, wake, noise] = table::calibrated_figures(&c.machine);
-            format!("; calibrated: visit {visit}, walk start {walk}, touch {touch}, idle wake {wake}, interrupts every {noise}")
+        let calibrated = table::calibrated_figures(&row.calibrated).map_or(String::new(), |f| {
+            let [visit, walk, touch, wake, noise] = f;
+            let median = if row.calibrated.len() > 1 { " (medians)" } else { "" };
+            format!("; calibrated{median}: visit {visit}, walk start {walk}, touch {touch}, idle wake {wake}, interrupts every {noise}")
         });
-        if let (Some(dir), Some(c)) = (&args.profiles, &row.calibrated) {
-            write_row_profile(dir, row, c, &plan)?;
+        if let Some(dir) = &args.profiles {
+            write_row_profiles(dir, row, &plan)?;
         }
         let figures = match &row.failed {
             Some(why) => format!("failed: {why}"),
@@ -157,7 +167,16 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The arguments checked and built into a plan.
 fn plan(args: &Args) -> Result<Plan> {
-    let recalibrate = args.recalibrate.map(recalibrate).transpose()?;
+    if args.recalibrate_every.is_some() && args.recalibrate.is_none() {
+        return Err(Error::usage(
+            "--recalibrate-every: needs --recalibrate N (without it no row or repeat is calibrated)",
+        ));
+    }
+    let every = args.recalibrate_every.unwrap_or(Every::Row);
+    let recalibrate = args
+        .recalibrate
+        .map(|n| recalibrate(n, every))
+        .transpose()?;
     if let Some(dir) = &args.profiles {
         if recalibrate.is_none() {
             return Err(Error::usage(
@@ -225,36 +244,48 @@ fn check_folder(dir: &Path) -> Result<()> {
     std::fs::remove_file(&probe).map_err(|e| bad(format!("cannot be written: {e}")))
 }
 
-/// A row's profile as `calibrate` writes one, whole or not at all, into
-/// `dir/MODEL-NcpuS-KIND.toml`.
-fn write_row_profile(dir: &Path, row: &CrossRow, c: &Calibrated, plan: &Plan) -> Result<()> {
-    let file = dir.join(format!(
-        "{}-{}cpu{}-{}.toml",
-        row.model,
-        row.cpus,
-        if row.cpus == 1 { "" } else { "s" },
-        row.lock.name()
-    ));
-    let header = format!(
-        "Written by `rmap-storm crosscheck --recalibrate {}` on {}, just before the native runs\n\
-         of its row: {}, {} CPU{}, {}. Keys marked \"copied\" come from {}\n\
-         unchanged; the others were measured here.",
-        plan.recalibrate.as_ref().map_or(0, |r| r.plan.trials),
-        calibrate::cpu_model(),
-        row.model,
-        row.cpus,
-        if row.cpus == 1 { "" } else { "s" },
-        row.lock.name(),
-        plan.machine_file.display()
-    );
-    let text = c
-        .machine
-        .render(&header, |key| c.notes.get(key).cloned().unwrap_or_default());
-    write_atomic(&file, text.as_bytes())
+/// A row's profiles as `calibrate` writes them, each whole or not at all,
+/// into `dir`: `MODEL-NcpuS-KIND.toml` for the row's one profile, or
+/// `MODEL-NcpuS-KIND-seedS.toml` for each repeat's.
+fn write_row_profiles(dir: &Path, row: &CrossRow, plan: &Plan) -> Result<()> {
+    let per_repeat = row.calibrated.len() > 1;
+    for (c, seed) in row.calibrated.iter().zip(&row.seeds) {
+        let name = format!(
+            "{}-{}cpu{}-{}",
+            row.model,
+            row.cpus,
+            if row.cpus == 1 { "" } else { "s" },
+            row.lock.name()
+        );
+        let (file, runs) = match per_repeat {
+            true => (
+                format!("{name}-seed{seed}.toml"),
+                format!("run (seed {seed})"),
+            ),
+            false => (format!("{name}.toml"), "runs".to_string()),
+        };
+        let header = format!(
+            "Written by `rmap-storm crosscheck --recalibrate {}` on {}, just before the native {runs}\n\
+             of its row: {}, {} CPU{}, {}. Keys marked \"copied\" come from {}\n\
+             unchanged; the others were measured here.",
+            plan.recalibrate.as_ref().map_or(0, |r| r.plan.trials),
+            calibrate::cpu_model(),
+            row.model,
+            row.cpus,
+            if row.cpus == 1 { "" } else { "s" },
+            row.lock.name(),
+            plan.machine_file.display()
+        );
+        let text = c
+            .machine
+            .render(&header, |key| c.notes.get(key).cloned().unwrap_or_default());
+        write_atomic(&dir.join(file), text.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// `--recalibrate N`: N trials a figure, in calibrate's model.
-fn recalibrate(trials: i64) -> Result<Recalibrate> {
+fn recalibrate(trials: i64, every: Every) -> Result<Recalibrate> {
     let max = super::calibrate::MAX_TRIALS;
     if !(1..=max).contains(&trials) {
         return Err(Error::usage(format!(
@@ -268,6 +299,7 @@ fn recalibrate(trials: i64) -> Result<Recalibrate> {
             storm_cpus: None,
         },
         model: model::load(Path::new(super::calibrate::MODEL), &[])?,
+        every,
     })
 }
 

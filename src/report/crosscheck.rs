@@ -91,10 +91,10 @@ fn rate_with_spread(samples: &[f64]) -> String {
     }
 }
 
-/// What a row's own profile says of the figures that move most between
-/// calibrations minutes apart, as `visit, walk start, touch, idle wake,
-/// interrupts every`, each in its unit.
-pub fn calibrated_figures(m: &MachineProfile) -> [String; 5] {
+/// The figures of a profile that move most between calibrations minutes
+/// apart: vma visit, walk start, touch, idle wake-up, interval between
+/// interruptions, ns.
+fn drift_figures(m: &MachineProfile) -> [f64; 5] {
     [
         m.work.vma_visit_ns,
         m.work.walk_ns,
@@ -102,14 +102,26 @@ pub fn calibrated_figures(m: &MachineProfile) -> [String; 5] {
         m.sched.wakeup_idle_ns,
         m.sched.noise_interval_ns,
     ]
-    .map(|ns| fmt_ns(ns.round() as u64))
+}
+
+/// What a row's profiles say of [`drift_figures`], as `visit, walk start,
+/// touch, idle wake, interrupts every`, each in its unit: the row's one
+/// profile's, or the median over its repeats' profiles. None without a
+/// profile.
+pub fn calibrated_figures(profiles: &[Calibrated]) -> Option<[String; 5]> {
+    let figures: Vec<[f64; 5]> = profiles.iter().map(|c| drift_figures(&c.machine)).collect();
+    let column = |i: usize| figures.iter().map(|f| f[i]).collect::<Vec<f64>>();
+    let medians: [Option<f64>; 5] = std::array::from_fn(|i| median(&column(i)));
+    medians
+        .iter()
+        .all(Option::is_some)
+        .then(|| medians.map(|m| fmt_ns(m.unwrap_or(0.0).round() as u64)))
 }
 
 /// A recalibrated row's five figures as table cells.
-fn calibrated_cells(c: Option<&Calibrated>) -> String {
-    match c {
-        Some(c) => {
-            let [visit, walk, touch, wake, noise] = calibrated_figures(&c.machine);
+fn calibrated_cells(profiles: &[Calibrated]) -> String {
+    match calibrated_figures(profiles) {
+        Some([visit, walk, touch, wake, noise]) => {
             format!(" {visit} | {walk} | {touch} | {wake} | {noise} |")
         }
         None => " - | - | - | - | - |".into(),
@@ -126,12 +138,26 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
     let profile = match check.recalibrated {
         None => format!("`{}` ({})", check.machine_file, check.machine_name),
         Some(trials) => format!(
-            "the row's own profile, calibrated just before its native runs \
-             ({trials} trial{} a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `{}`), \
-             on which the native side ran too; the last columns are that profile's vma visit, walk start \
+            "{} ({trials} trial{} a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `{}`), \
+             {}; the last columns are {} vma visit, walk start \
              (a walk's own work before its first vma), touch, wake-up of an idle CPU and interval between interruptions",
+            if check.per_repeat {
+                "each repeat's own profile, calibrated just before its native run"
+            } else {
+                "the row's own profile, calibrated just before its native runs"
+            },
             if trials == 1 { "" } else { "s" },
-            check.machine_file
+            check.machine_file,
+            if check.per_repeat {
+                "on which that native run ran too"
+            } else {
+                "on which the native side ran too"
+            },
+            if check.per_repeat {
+                "the medians over the row's profiles of the"
+            } else {
+                "that profile's"
+            },
         ),
     };
     let _ = writeln!(
@@ -181,7 +207,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
             others_cell(row),
         );
         if check.recalibrated.is_some() {
-            s.push_str(&calibrated_cells(row.calibrated.as_ref()));
+            s.push_str(&calibrated_cells(&row.calibrated));
         }
         s.push('\n');
     }
@@ -238,7 +264,7 @@ mod tests {
             native_ops_per_s: native.to_vec(),
             sim_ops_per_s: sim.to_vec(),
             others: Default::default(),
-            calibrated: None,
+            calibrated: Vec::new(),
             failed: None,
         }
     }
@@ -251,6 +277,7 @@ mod tests {
             duration_s: 2.0,
             preempt: "user".into(),
             recalibrated: None,
+            per_repeat: false,
             rows,
         }
     }
@@ -292,6 +319,7 @@ mod tests {
             duration_s: 1.0,
             preempt: "voluntary".into(),
             recalibrated: None,
+            per_repeat: false,
             rows: vec![
                 row(&[1.0e6, 1.2e6, 0.8e6], &[1.5e6, 1.5e6, 1.5e6]),
                 row(&[20_000.0], &[21_000.0]),
@@ -412,10 +440,10 @@ mod tests {
         machine.work.touch_ns = 271.0;
         machine.sched.wakeup_idle_ns = 44_460.0;
         machine.sched.noise_interval_ns = 1_291_514.0;
-        calibrated.calibrated = Some(Calibrated {
+        calibrated.calibrated = vec![Calibrated {
             machine,
             notes: Default::default(),
-        });
+        }];
         let check = CrossCheck {
             recalibrated: Some(3),
             ..on_base(vec![calibrated, row(&[1.0], &[1.0])])
@@ -438,6 +466,53 @@ mod tests {
                 "| aim7-fork-storm | reclaim | 2 | qspinlock | 100.0k/s ±0% | 110.0k/s ±0% | +10% | +10..+10% | - | 293ns | 151ns | 271ns | 44.5us | 1.29ms |",
                 "| aim7-fork-storm | reclaim | 2 | qspinlock | 1.0/s ±0% | 1.0/s ±0% | +0% | +0..+0% | - | - | - | - | - | - |",
             ]
+        );
+    }
+
+    /// With a profile per repeat, a row shows each figure's median over
+    /// its repeats' profiles, and the header says whose profile each run
+    /// ran on.
+    #[test]
+    fn a_table_calibrated_every_repeat_shows_the_medians_of_the_rows_profiles() {
+        let base =
+            crate::model::machine::load(std::path::Path::new("models/machines/default.toml"))
+                .unwrap();
+        let profile = |visit: f64, wake: f64| {
+            let mut machine = base.clone();
+            machine.work.vma_visit_ns = visit;
+            machine.work.walk_ns = 100.0;
+            machine.work.touch_ns = 200.0;
+            machine.sched.wakeup_idle_ns = wake;
+            machine.sched.noise_interval_ns = 2_000_000.0;
+            Calibrated {
+                machine,
+                notes: Default::default(),
+            }
+        };
+        let mut r = row(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]);
+        // Visits 150, 400, 200 (median 200); wake-ups 30, 10, 20 us (20).
+        r.calibrated = vec![
+            profile(150.0, 30_000.0),
+            profile(400.0, 10_000.0),
+            profile(200.0, 20_000.0),
+        ];
+        let check = CrossCheck {
+            recalibrated: Some(1),
+            per_repeat: true,
+            ..on_base(vec![r])
+        };
+        let text = render(&check, "rmap-storm crosscheck --recalibrate 1", "EPYC");
+        assert!(
+            text.contains("virtual CPUs of each repeat's own profile, calibrated just before its native run (1 trial a figure,"),
+            "{text}"
+        );
+        assert!(
+            text.contains("on which that native run ran too; the last columns are the medians over the row's profiles of the vma visit"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| - | 200ns | 100ns | 200ns | 20.0us | 2.00ms |"),
+            "{text}"
         );
     }
 }

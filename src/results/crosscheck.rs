@@ -20,6 +20,9 @@ pub struct CrossCheck {
     /// Some(trials a figure) when every row ran on a profile calibrated
     /// just before its native runs, `machine_file` its base.
     pub recalibrated: Option<usize>,
+    /// With `recalibrated`: whether each repeat had a profile of its own
+    /// (calibrated before its native run) rather than the row one.
+    pub per_repeat: bool,
     pub rows: Vec<CrossRow>,
 }
 
@@ -46,8 +49,9 @@ pub struct CrossRow {
     /// grows differently on the two sides (longer walks, more direct
     /// reclaim) often shows first in the roles that are not scaled.
     pub others: BTreeMap<String, RoleRates>,
-    /// The profile of the row's own calibration, when it had one.
-    pub calibrated: Option<Calibrated>,
+    /// The profiles the row ran on when the check calibrated: one for the
+    /// row, or one per repeat in the seeds' order; none without.
+    pub calibrated: Vec<Calibrated>,
     /// Why the row has no figures: its calibration or one of its runs
     /// failed (the error's one line). The check went on to the next row.
     pub failed: Option<String>,
