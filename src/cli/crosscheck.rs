@@ -19,7 +19,6 @@ use crate::engine::sim::Preempt;
 use crate::fileio::{replace_between, section, temp_path, write_atomic};
 use crate::locks::LockKind;
 use crate::model::{self, machine};
-use crate::report::bootstrap;
 use crate::report::crosscheck as table;
 use crate::report::units::fmt_rate;
 use crate::results::crosscheck::CrossRow;
@@ -113,10 +112,9 @@ pub fn run(args: Args) -> Result<()> {
     let check = crosscheck::run(&plan, &points, &bar, |row| {
         let (native, sim, error) = table::row_figures(row);
         let rate = |r: Option<f64>| r.map_or("-".into(), fmt_rate);
-        let interval = bootstrap::error_interval(&row.native_ops_per_s, &row.sim_ops_per_s)
-            .map_or(String::new(), |(lo, hi)| {
-                format!(", 95% {lo:+.0}..{hi:+.0}%")
-            });
+        let interval = table::row_interval(row).map_or(String::new(), |(lo, hi)| {
+            format!(", 95% {lo:+.0}..{hi:+.0}%")
+        });
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%{interval}"));
         let calibrated = table::calibrated_figures(&row.calibrated).map_or(String::new(), |f| {
             let [visit, walk, touch, wake, noise] = f;

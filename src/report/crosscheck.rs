@@ -4,7 +4,7 @@
 //! other roles' errors beside it, as markdown, and the markers it goes
 //! between in a README.
 
-use super::bootstrap::error_interval;
+use super::bootstrap::{Resample, error_interval};
 use super::units::{fmt_ns, fmt_rate};
 use crate::model::machine::MachineProfile;
 use crate::results::crosscheck::{Calibrated, CrossCheck, CrossRow};
@@ -76,6 +76,17 @@ pub fn others_cell(row: &CrossRow) -> String {
         )
         .collect();
     cells.join(", ")
+}
+
+/// A row's 95% bootstrap interval of its error, percent: its repeats
+/// drawn as pairs when each pair ran on a profile of its own, each side
+/// on its own otherwise.
+pub fn row_interval(row: &CrossRow) -> Option<(f64, f64)> {
+    let how = match row.paired() {
+        true => Resample::Pairs,
+        false => Resample::Sides,
+    };
+    error_interval(&row.native_ops_per_s, &row.sim_ops_per_s, how)
 }
 
 /// A row's interval as `+12..+130%`, `-` without one.
@@ -165,10 +176,16 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         "on {host}: native runs pinned to CPUs 0..N-1 with N threads of the scaled role; \
          simulated runs pinned the same way on N virtual CPUs of {profile} (preempt {}), the same seeds. \
          Medians of {repeats} repeats of {} s each; `±` is half the repeats' range over the median; \
-         error = sim / native - 1; 95% interval: the error's percentile bootstrap over the repeats \
+         error = sim / native - 1; 95% interval: the error's percentile bootstrap over the repeats{} \
          (whether the repeats could have drawn an error inside the bound); other roles: the model's other roles in the same runs, their errors reckoned alike \
          (shown, not counted).",
-        check.preempt, check.duration_s
+        check.preempt,
+        check.duration_s,
+        if check.per_repeat {
+            ", drawn as pairs (a native run with its simulated twin)"
+        } else {
+            ""
+        },
     );
     s.push('\n');
     s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error | 95% interval | other roles |");
@@ -183,8 +200,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         // one of those the count says are within ±30%.
         let (_, _, error) = row_figures(row);
         let error = error.map(f64::round);
-        let interval = error_interval(&row.native_ops_per_s, &row.sim_ops_per_s)
-            .map(|(lo, hi)| (lo.round(), hi.round()));
+        let interval = row_interval(row).map(|(lo, hi)| (lo.round(), hi.round()));
         if error.is_some_and(|e| e.abs() <= TOLERANCE_PCT) {
             within += 1;
         } else if interval.is_some_and(|(lo, hi)| lo > TOLERANCE_PCT || hi < -TOLERANCE_PCT) {
@@ -510,8 +526,16 @@ mod tests {
             text.contains("on which that native run ran too; the last columns are the medians over the row's profiles of the vma visit"),
             "{text}"
         );
+        // Each pair's runs agree, so every resample of pairs does; drawn
+        // side by side, 1.0 against 3.0 would read -67%..+200%.
         assert!(
-            text.contains("| - | 200ns | 100ns | 200ns | 20.0us | 2.00ms |"),
+            text.contains("| +0% | +0..+0% | - | 200ns | 100ns | 200ns | 20.0us | 2.00ms |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "over the repeats, drawn as pairs (a native run with its simulated twin)"
+            ),
             "{text}"
         );
     }

@@ -57,6 +57,15 @@ pub struct CrossRow {
     pub failed: Option<String>,
 }
 
+impl CrossRow {
+    /// Whether its repeats are pairs: each native run and its simulated
+    /// twin ran on a profile of their own, calibrated just before the
+    /// native one.
+    pub fn paired(&self) -> bool {
+        self.calibrated.len() > 1
+    }
+}
+
 /// One role's done operations per second, per repeat, on both sides.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleRates {
