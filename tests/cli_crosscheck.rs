@@ -239,6 +239,53 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
     );
 }
 
+/// `--json` holds every repeat's figures, both engines and every role,
+/// whose medians are the table's columns.
+#[test]
+fn json_holds_the_repeats_behind_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("check.json");
+    let out = bin(&quick(&[
+        "--repeats",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let cells = data_row(&table);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let row = &v["rows"][0];
+    assert_eq!(row["lock"], "rwsem");
+    assert_eq!(row["seeds"], serde_json::json!([2, 3, 4]));
+    let median = |side: &serde_json::Value| {
+        let mut xs: Vec<f64> = side
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(xs.len(), 3, "a figure per repeat: {side}");
+        xs.sort_by(f64::total_cmp);
+        xs[1]
+    };
+    for (cell, side) in [
+        (&cells[4], "native_ops_per_s"),
+        (&cells[5], "sim_ops_per_s"),
+    ] {
+        assert_eq!(
+            cell.split_whitespace().next().unwrap(),
+            fmt_rate(median(&row[side])),
+            "{side}: {table}"
+        );
+    }
+    for role in ["mprotect", "munmap"] {
+        median(&row["others"][role]["native_ops_per_s"]);
+    }
+    assert_eq!(v["per_repeat"], false);
+    assert_eq!(row["calibrated"], serde_json::json!([]));
+}
+
 /// Calibrated every repeat, a row runs on as many profiles as it has
 /// repeats, writes each under its seed, and says its figures are their
 /// medians; each repeat's simulated run is the simulator on that repeat's
@@ -335,6 +382,13 @@ fn bad_input_is_one_line_exit_2_and_the_readme_untouched() {
         (
             vec!["--profiles".into(), dir.path().display().to_string()],
             "--profiles: needs --recalibrate N",
+        ),
+        (
+            vec![
+                "--json".into(),
+                missing.join("x.json").display().to_string(),
+            ],
+            "does not exist",
         ),
         (
             vec!["--recalibrate-every".into(), "repeat".into()],

@@ -1,7 +1,7 @@
 //! `rmap-storm crosscheck [--machine PROFILE] [--recalibrate N
 //! [--recalibrate-every row|repeat]] [--repeats 5]
 //! [--duration 1s] [--locks a,b] [--models a,b] [--cpus 1,2]
-//! [--readme README.md]`: the simulator against this machine (issue 9's
+//! [--readme README.md] [--json FILE]`: the simulator against this machine (issue 9's
 //! acceptance table).
 //!
 //! Everything is checked before the first run: the profile (missing: run
@@ -16,7 +16,7 @@ use super::duration;
 use crate::crosscheck::{self, Every, Plan, Recalibrate};
 use crate::engine::native::calibrate;
 use crate::engine::sim::Preempt;
-use crate::fileio::{replace_between, section, temp_path, write_atomic};
+use crate::fileio::{replace_between, section, temp_path, write_atomic, write_json};
 use crate::locks::LockKind;
 use crate::model::{self, machine};
 use crate::report::crosscheck as table;
@@ -93,6 +93,11 @@ pub struct Args {
     /// `<!-- crosscheck:begin -->` and `<!-- crosscheck:end -->`
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
+    /// Also write every repeat's figures (both engines, every role, each
+    /// row's seeds and profiles) to this file as JSON, once every row is
+    /// done, so a table can be read again or reckoned otherwise
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// With --recalibrate: write each row's profile into this folder as
     /// MODEL-NcpuS-KIND.toml (with --recalibrate-every repeat, each
     /// repeat's as MODEL-NcpuS-KIND-seedS.toml) as the row finishes, so
@@ -106,6 +111,9 @@ pub fn run(args: Args) -> Result<()> {
     let plan = plan(&args)?;
     if let Some(readme) = &args.readme {
         section(readme, table::BEGIN, table::END)?;
+    }
+    if let Some(json) = &args.json {
+        super::run::check_writable(json)?;
     }
     let points = crosscheck::points(&plan)?;
     let bar = progress_bar();
@@ -153,6 +161,9 @@ pub fn run(args: Args) -> Result<()> {
     print!("{text}");
     if let Some(readme) = &args.readme {
         replace_between(readme, table::BEGIN, table::END, &text)?;
+    }
+    if let Some(json) = &args.json {
+        write_json(json, &check)?;
     }
     match table::failed_rows(&check) {
         0 => Ok(()),

@@ -151,7 +151,7 @@ fn parse_lock(flag: &str, name: &str) -> Result<LockKind> {
 
 /// Refuse an output path whose folder does not exist or that is a folder,
 /// before the run, so a long run is not lost to a typo.
-fn check_writable(path: &Path) -> Result<()> {
+pub(super) fn check_writable(path: &Path) -> Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

@@ -5,10 +5,11 @@
 
 use crate::locks::LockKind;
 use crate::model::machine::MachineProfile;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// A whole cross-check.
-#[derive(Clone, Debug, PartialEq)]
+/// A whole cross-check (`crosscheck --json` writes it as it is).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CrossCheck {
     /// The simulator's machine profile: its file and its `name`.
     pub machine_file: String,
@@ -27,7 +28,7 @@ pub struct CrossCheck {
 }
 
 /// One (model, CPUs, kind): both engines' figures, repeat by repeat.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CrossRow {
     /// The model file's stem (`aim7-fork-storm`).
     pub model: String,
@@ -67,7 +68,7 @@ impl CrossRow {
 }
 
 /// One role's done operations per second, per repeat, on both sides.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RoleRates {
     pub native_ops_per_s: Vec<f64>,
     pub sim_ops_per_s: Vec<f64>,
@@ -75,7 +76,7 @@ pub struct RoleRates {
 
 /// A profile calibrated for one row, and each key's note (measured, and
 /// how; or copied from the base), as `calibrate` writes them.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Calibrated {
     pub machine: MachineProfile,
     pub notes: BTreeMap<String, String>,
