@@ -298,24 +298,25 @@ fn measure_with(
     let every = plan.recalibrate.as_ref().map(|r| r.every);
     let cpus = point.cpus() as usize;
     let mut calibrated = Vec::new();
-    let mut on_row = point.clone();
-    if every == Some(Every::Row) {
+    // The point on a fresh calibration, kept in `calibrated`.
+    let mut recalibrated = |calibrated: &mut Vec<Calibrated>| -> Result<Point> {
         let c = calibrate(cpus)?;
-        on_row = point.on(&c.machine);
+        let on = point.on(&c.machine);
         calibrated.push(c);
-    }
+        Ok(on)
+    };
+    let on_row = match every {
+        Some(Every::Row) => recalibrated(&mut calibrated)?,
+        _ => point.clone(),
+    };
     let seeds = point.seeds(plan);
     let role = point.role();
     let mut native = Vec::with_capacity(seeds.len());
     let mut sims = Vec::with_capacity(seeds.len());
     for &seed in &seeds {
-        let pair = if every == Some(Every::Repeat) {
-            let c = calibrate(cpus)?;
-            let pair = point.on(&c.machine);
-            calibrated.push(c);
-            pair
-        } else {
-            on_row.clone()
+        let pair = match every {
+            Some(Every::Repeat) => recalibrated(&mut calibrated)?,
+            _ => on_row.clone(),
         };
         progress.set_message(format!("{} native", point.label()));
         native.push(role_rates(&run(&pair.native, seed)?, role)?);

@@ -126,7 +126,7 @@ pub fn run(args: Args) -> Result<()> {
         let error = error.map_or("-".into(), |e| format!("{e:+.0}%{interval}"));
         let calibrated = table::calibrated_figures(&row.calibrated).map_or(String::new(), |f| {
             let [visit, walk, touch, wake, noise] = f;
-            let median = if row.calibrated.len() > 1 { " (medians)" } else { "" };
+            let median = if row.paired() { " (medians)" } else { "" };
             format!("; calibrated{median}: visit {visit}, walk start {walk}, touch {touch}, idle wake {wake}, interrupts every {noise}")
         });
         if let Some(dir) = &args.profiles {
@@ -257,16 +257,15 @@ fn check_folder(dir: &Path) -> Result<()> {
 /// into `dir`: `MODEL-NcpuS-KIND.toml` for the row's one profile, or
 /// `MODEL-NcpuS-KIND-seedS.toml` for each repeat's.
 fn write_row_profiles(dir: &Path, row: &CrossRow, plan: &Plan) -> Result<()> {
-    let per_repeat = row.calibrated.len() > 1;
+    let name = format!(
+        "{}-{}cpu{}-{}",
+        row.model,
+        row.cpus,
+        if row.cpus == 1 { "" } else { "s" },
+        row.lock.name()
+    );
     for (c, seed) in row.calibrated.iter().zip(&row.seeds) {
-        let name = format!(
-            "{}-{}cpu{}-{}",
-            row.model,
-            row.cpus,
-            if row.cpus == 1 { "" } else { "s" },
-            row.lock.name()
-        );
-        let (file, runs) = match per_repeat {
+        let (file, runs) = match row.paired() {
             true => (
                 format!("{name}-seed{seed}.toml"),
                 format!("run (seed {seed})"),

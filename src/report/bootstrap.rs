@@ -65,8 +65,9 @@ pub fn error_interval(native: &[f64], sim: &[f64], how: Resample) -> Option<(f64
         s.clear();
         match how {
             Resample::Sides => {
-                n.extend((0..native.len()).map(|_| native[rng.random_range(0..native.len())]));
-                s.extend((0..sim.len()).map(|_| sim[rng.random_range(0..sim.len())]));
+                for (side, buf) in [(native, &mut n), (sim, &mut s)] {
+                    buf.extend((0..side.len()).map(|_| side[rng.random_range(0..side.len())]));
+                }
             }
             Resample::Pairs => {
                 for _ in 0..native.len() {

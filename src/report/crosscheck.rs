@@ -120,13 +120,15 @@ fn drift_figures(m: &MachineProfile) -> [f64; 5] {
 /// profile's, or the median over its repeats' profiles. None without a
 /// profile.
 pub fn calibrated_figures(profiles: &[Calibrated]) -> Option<[String; 5]> {
+    if profiles.is_empty() {
+        return None;
+    }
     let figures: Vec<[f64; 5]> = profiles.iter().map(|c| drift_figures(&c.machine)).collect();
-    let column = |i: usize| figures.iter().map(|f| f[i]).collect::<Vec<f64>>();
-    let medians: [Option<f64>; 5] = std::array::from_fn(|i| median(&column(i)));
-    medians
-        .iter()
-        .all(Option::is_some)
-        .then(|| medians.map(|m| fmt_ns(m.unwrap_or(0.0).round() as u64)))
+    Some(std::array::from_fn(|i| {
+        let column: Vec<f64> = figures.iter().map(|f| f[i]).collect();
+        let m = median(&column).expect("a profile at least");
+        fmt_ns(m.round() as u64)
+    }))
 }
 
 /// A recalibrated row's five figures as table cells.
@@ -148,28 +150,27 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
     let _ = writeln!(s, "Made by `{command}`");
     let profile = match check.recalibrated {
         None => format!("`{}` ({})", check.machine_file, check.machine_name),
-        Some(trials) => format!(
-            "{} ({trials} trial{} a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `{}`), \
-             {}; the last columns are {} vma visit, walk start \
-             (a walk's own work before its first vma), touch, wake-up of an idle CPU and interval between interruptions",
-            if check.per_repeat {
-                "each repeat's own profile, calibrated just before its native run"
-            } else {
-                "the row's own profile, calibrated just before its native runs"
-            },
-            if trials == 1 { "" } else { "s" },
-            check.machine_file,
-            if check.per_repeat {
-                "on which that native run ran too"
-            } else {
-                "on which the native side ran too"
-            },
-            if check.per_repeat {
-                "the medians over the row's profiles of the"
-            } else {
-                "that profile's"
-            },
-        ),
+        Some(trials) => {
+            let (whose, ran, columns) = match check.per_repeat {
+                true => (
+                    "each repeat's own profile, calibrated just before its native run",
+                    "on which that native run ran too",
+                    "the medians over the row's profiles of the",
+                ),
+                false => (
+                    "the row's own profile, calibrated just before its native runs",
+                    "on which the native side ran too",
+                    "that profile's",
+                ),
+            };
+            format!(
+                "{whose} ({trials} trial{} a figure, the model's storm on the row's CPUs; the keys calibrate does not measure from `{}`), \
+                 {ran}; the last columns are {columns} vma visit, walk start \
+                 (a walk's own work before its first vma), touch, wake-up of an idle CPU and interval between interruptions",
+                if trials == 1 { "" } else { "s" },
+                check.machine_file,
+            )
+        }
     };
     let _ = writeln!(
         s,
