@@ -58,6 +58,10 @@ pub struct Plan {
     pub machine: MachineProfile,
     pub preempt: Preempt,
     pub recalibrate: Option<Recalibrate>,
+    /// Run the native side a second time after the simulated one (the
+    /// control): how far the machine's own median moves between two
+    /// sittings minutes apart, the floor under any model's error.
+    pub control: bool,
 }
 
 /// Calibrate this machine again before each row's native runs, or before
@@ -147,6 +151,7 @@ impl Point {
             seeds: self.seeds(plan),
             native_ops_per_s: Vec::new(),
             sim_ops_per_s: Vec::new(),
+            native_again_ops_per_s: Vec::new(),
             others: BTreeMap::new(),
             calibrated: Vec::new(),
             failed: None,
@@ -239,7 +244,8 @@ pub fn run(
     progress: &ProgressBar,
     on_row: impl FnMut(&CrossRow) -> Result<()>,
 ) -> Result<CrossCheck> {
-    progress.set_length(points.len() as u64 * 2 * u64::from(plan.repeats));
+    let sides = if plan.control { 3 } else { 2 };
+    progress.set_length(points.len() as u64 * sides * u64::from(plan.repeats));
     rows_of(plan, points, |point| measure(plan, point, progress), on_row)
 }
 
@@ -267,6 +273,7 @@ fn rows_of(
             .recalibrate
             .as_ref()
             .is_some_and(|r| r.every == Every::Repeat),
+        control: plan.control,
         rows,
     })
 }
@@ -287,7 +294,8 @@ fn measure(plan: &Plan, point: &Point, progress: &ProgressBar) -> Result<CrossRo
 /// One point's row: its native runs one after another, each after its own
 /// calibration if the plan calibrates every repeat (the row's first one
 /// after the row's calibration if it calibrates every row), then its
-/// simulated runs in parallel, each on the profile its native twin ran on.
+/// simulated runs in parallel, each on the profile its native twin ran on,
+/// then, for a control, the native runs again in the same order.
 fn measure_with(
     plan: &Plan,
     point: &Point,
@@ -312,7 +320,7 @@ fn measure_with(
     let seeds = point.seeds(plan);
     let role = point.role();
     let mut native = Vec::with_capacity(seeds.len());
-    let mut sims = Vec::with_capacity(seeds.len());
+    let mut pairs = Vec::with_capacity(seeds.len());
     for &seed in &seeds {
         let pair = match every {
             Some(Every::Repeat) => recalibrated(&mut calibrated)?,
@@ -321,17 +329,25 @@ fn measure_with(
         progress.set_message(format!("{} native", point.label()));
         native.push(role_rates(&run(&pair.native, seed)?, role)?);
         progress.inc(1);
-        sims.push((pair.sim, seed));
+        pairs.push((pair, seed));
     }
     progress.set_message(format!("{} sim", point.label()));
-    let sim = sims
+    let sim = pairs
         .par_iter()
-        .map(|(cfg, seed)| {
-            let rates = role_rates(&run(cfg, *seed)?, role);
+        .map(|(pair, seed)| {
+            let rates = role_rates(&run(&pair.sim, *seed)?, role);
             progress.inc(1);
             rates
         })
         .collect::<Result<Vec<_>>>()?;
+    let mut native_again = Vec::new();
+    if plan.control {
+        progress.set_message(format!("{} native again", point.label()));
+        for (pair, seed) in &pairs {
+            native_again.push(role_rates(&run(&pair.native, *seed)?, role)?.0);
+            progress.inc(1);
+        }
+    }
     let mut scaled = RoleRates::default();
     let mut others: BTreeMap<String, RoleRates> = BTreeMap::new();
     let sides: [(_, Side); 2] = [
@@ -349,6 +365,7 @@ fn measure_with(
     Ok(CrossRow {
         native_ops_per_s: scaled.native_ops_per_s,
         sim_ops_per_s: scaled.sim_ops_per_s,
+        native_again_ops_per_s: native_again,
         others,
         calibrated,
         ..point.row(plan)
@@ -402,6 +419,7 @@ mod tests {
             machine: base,
             preempt: Preempt::User,
             recalibrate: None,
+            control: false,
         }
     }
 
@@ -539,6 +557,38 @@ mod tests {
             "(simulated, seed, visit) of every run"
         );
         assert_eq!(row.native_ops_per_s.len(), 3);
+        assert_eq!(row.sim_ops_per_s.len(), 3);
+    }
+
+    #[test]
+    fn a_control_runs_the_native_side_again_after_the_simulated_one() {
+        let mut plan = plan(vec![LockKind::Tas]);
+        plan.repeats = 3;
+        plan.control = true;
+        let point = points(&plan).unwrap().remove(0);
+        let ran = std::sync::Mutex::new(Vec::new());
+        // Each native run reports one more than the native run before it,
+        // so the second pass cannot pass for the first.
+        let run = |cfg: &RunConfig, seed: u64| {
+            let sim = matches!(cfg.engine, RunEngine::Sim(_));
+            let mut ran = ran.lock().unwrap();
+            ran.push((sim, seed));
+            let mut report = run_once(cfg, seed)?;
+            let natives = ran.iter().filter(|(sim, _)| !sim).count();
+            if !sim {
+                report.roles.get_mut("monitor").unwrap().ops_per_s = natives as f64;
+            }
+            Ok(report)
+        };
+        let never = &mut |_: usize| -> Result<Calibrated> { unreachable!("no calibration") };
+        let row = measure_with(&plan, &point, &ProgressBar::hidden(), never, run).unwrap();
+        let ran = ran.into_inner().unwrap();
+        let natives: Vec<u64> = ran.iter().filter(|r| !r.0).map(|r| r.1).collect();
+        assert_eq!(natives, [2, 3, 4, 2, 3, 4], "the seeds twice, in order");
+        let last_sim = ran.iter().rposition(|r| r.0).unwrap();
+        assert_eq!(last_sim, 5, "every simulated run before the second pass");
+        assert_eq!(row.native_ops_per_s, [1.0, 2.0, 3.0]);
+        assert_eq!(row.native_again_ops_per_s, [4.0, 5.0, 6.0]);
         assert_eq!(row.sim_ops_per_s.len(), 3);
     }
 

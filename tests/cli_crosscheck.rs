@@ -286,6 +286,55 @@ fn json_holds_the_repeats_behind_the_table() {
     assert_eq!(row["calibrated"], serde_json::json!([]));
 }
 
+/// `--control` runs the native side again after the simulated one: the
+/// table shows that second median and its error against the first, counts
+/// the rows where the machine met the bound against itself, and the JSON
+/// holds the second pass's repeats.
+#[test]
+fn a_control_shows_the_native_side_against_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("check.json");
+    let out = bin(&quick(&[
+        "--control",
+        "--repeats",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("| 95% interval | native again | its error | other roles |"),
+        "{table}"
+    );
+    let cells = data_row(&table);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["control"], true);
+    let mut again: Vec<f64> = v["rows"][0]["native_again_ops_per_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(again.len(), 3, "a second native run per repeat");
+    again.sort_by(f64::total_cmp);
+    assert_eq!(
+        cells[8].split_whitespace().next().unwrap(),
+        fmt_rate(again[1]),
+        "{table}"
+    );
+    let own = 100.0 * (rate(&cells[8]) / rate(&cells[4]) - 1.0);
+    let shown: f64 = cells[9].trim_end_matches('%').parse().unwrap();
+    assert!((own - shown).abs() <= 1.5, "{own} against {shown}: {table}");
+    let counted = usize::from(shown.abs() <= 30.0);
+    assert!(
+        table.contains(&format!(
+            "the native side against itself within ±30% in {counted}"
+        )),
+        "{table}"
+    );
+}
+
 /// Calibrated every repeat, a row runs on as many profiles as it has
 /// repeats, writes each under its seed, and says its figures are their
 /// medians; each repeat's simulated run is the simulator on that repeat's

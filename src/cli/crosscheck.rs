@@ -1,5 +1,5 @@
 //! `rmap-storm crosscheck [--machine PROFILE] [--recalibrate N
-//! [--recalibrate-every row|repeat]] [--repeats 5]
+//! [--recalibrate-every row|repeat]] [--control] [--repeats 5]
 //! [--duration 1s] [--locks a,b] [--models a,b] [--cpus 1,2]
 //! [--readme README.md] [--json FILE]`: the simulator against this machine (issue 9's
 //! acceptance table).
@@ -89,6 +89,13 @@ pub struct Args {
     /// runs are user-space threads, preemptible anywhere, spinning or not
     #[arg(long, value_enum, default_value_t = Preempt::User)]
     pub preempt: Preempt,
+    /// Run each row's native side a second time, after its simulated
+    /// side (the same seeds, on the same profile), and show that second
+    /// median's error against the first beside the simulator's: the
+    /// machine against itself minutes later, the floor under any model's
+    /// error (a third more runs)
+    #[arg(long)]
+    pub control: bool,
     /// Also write the table into this file, between the lines
     /// `<!-- crosscheck:begin -->` and `<!-- crosscheck:end -->`
     #[arg(long, value_name = "FILE")]
@@ -132,10 +139,18 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(dir) = &args.profiles {
             write_row_profiles(dir, row, &plan)?;
         }
+        let again = match (plan.control, table::control_error(row)) {
+            (false, _) => String::new(),
+            (true, e) => format!(
+                "; native again {} ({})",
+                rate(table::median(&row.native_again_ops_per_s)),
+                e.map_or("-".into(), |e| format!("{e:+.0}%"))
+            ),
+        };
         let figures = match &row.failed {
             Some(why) => format!("failed: {why}"),
             None => format!(
-                "native {} sim {} ({error}){calibrated}",
+                "native {} sim {} ({error}){again}{calibrated}",
                 rate(native),
                 rate(sim)
             ),
@@ -232,6 +247,7 @@ fn plan(args: &Args) -> Result<Plan> {
         machine,
         preempt: args.preempt,
         recalibrate,
+        control: args.control,
     })
 }
 

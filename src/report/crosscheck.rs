@@ -78,6 +78,18 @@ pub fn others_cell(row: &CrossRow) -> String {
     cells.join(", ")
 }
 
+/// The control's error, percent: the native side's second median against
+/// its first (`again / native - 1`), as the simulator's is reckoned. None
+/// without a control.
+pub fn control_error(row: &CrossRow) -> Option<f64> {
+    figures(&row.native_ops_per_s, &row.native_again_ops_per_s).2
+}
+
+/// What a table with a control says of its two columns.
+const CONTROL_NOTE: &str = "Native again: the same seeds run natively a second time, after the \
+     simulated side, on the same profile; its error = again / native - 1, the machine against \
+     itself, reckoned as the simulator's is: no model's error can be expected to stay below it.\n";
+
 /// A row's 95% bootstrap interval of its error, percent: its repeats
 /// drawn as pairs when each pair ran on a profile of its own, each side
 /// on its own otherwise.
@@ -188,14 +200,26 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
             ""
         },
     );
+    if check.control {
+        s.push_str(CONTROL_NOTE);
+    }
     s.push('\n');
-    s.push_str("| model | role (ops/s) | CPUs | kind | native | sim | error | 95% interval | other roles |");
-    s.push_str(if check.recalibrated.is_some() {
-        " visit | walk start | touch | idle wake | interrupts every |\n|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
-    } else {
-        "\n|---|---|---:|---|---:|---:|---:|---:|---|\n"
-    });
-    let (mut within, mut surely_out) = (0, 0);
+    let mut head = String::from(
+        "| model | role (ops/s) | CPUs | kind | native | sim | error | 95% interval |",
+    );
+    let mut rule = String::from("|---|---|---:|---|---:|---:|---:|---:|");
+    if check.control {
+        head.push_str(" native again | its error |");
+        rule.push_str("---:|---:|");
+    }
+    head.push_str(" other roles |");
+    rule.push_str("---|");
+    if check.recalibrated.is_some() {
+        head.push_str(" visit | walk start | touch | idle wake | interrupts every |");
+        rule.push_str("---:|---:|---:|---:|---:|");
+    }
+    let _ = writeln!(s, "{head}\n{rule}");
+    let (mut within, mut surely_out, mut itself_within) = (0, 0, 0);
     for row in &check.rows {
         // Counted as printed (whole percent), so a row that reads +30% is
         // one of those the count says are within ±30%.
@@ -213,7 +237,7 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         };
         let _ = write!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {error} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {error} | {} |",
             row.model,
             row.role,
             row.cpus,
@@ -221,8 +245,18 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
             rate_with_spread(&row.native_ops_per_s),
             rate_with_spread(&row.sim_ops_per_s),
             interval_cell(interval),
-            others_cell(row),
         );
+        if check.control {
+            let again = control_error(row).map(f64::round);
+            itself_within += usize::from(again.is_some_and(|e| e.abs() <= TOLERANCE_PCT));
+            let again = again.map_or("-".into(), |e| format!("{e:+.0}%"));
+            let _ = write!(
+                s,
+                " {} | {again} |",
+                rate_with_spread(&row.native_again_ops_per_s)
+            );
+        }
+        let _ = write!(s, " {} |", others_cell(row));
         if check.recalibrated.is_some() {
             s.push_str(&calibrated_cells(&row.calibrated));
         }
@@ -239,6 +273,12 @@ pub fn render(check: &CrossCheck, command: &str, host: &str) -> String {
         let _ = write!(
             s,
             "; of the {outside} outside, {surely_out} with the whole 95% interval outside"
+        );
+    }
+    if check.control {
+        let _ = write!(
+            s,
+            "; the native side against itself within ±{TOLERANCE_PCT:.0}% in {itself_within}"
         );
     }
     match failed.len() {
@@ -280,6 +320,7 @@ mod tests {
             seeds: (0..native.len() as u64).collect(),
             native_ops_per_s: native.to_vec(),
             sim_ops_per_s: sim.to_vec(),
+            native_again_ops_per_s: Vec::new(),
             others: Default::default(),
             calibrated: Vec::new(),
             failed: None,
@@ -295,6 +336,7 @@ mod tests {
             preempt: "user".into(),
             recalibrated: None,
             per_repeat: false,
+            control: false,
             rows,
         }
     }
@@ -337,6 +379,7 @@ mod tests {
             preempt: "voluntary".into(),
             recalibrated: None,
             per_repeat: false,
+            control: false,
             rows: vec![
                 row(&[1.0e6, 1.2e6, 0.8e6], &[1.5e6, 1.5e6, 1.5e6]),
                 row(&[20_000.0], &[21_000.0]),
@@ -422,6 +465,41 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("\n1 of 1 rows within ±30%.\n"), "{text}");
+    }
+
+    #[test]
+    fn a_control_shows_the_native_sides_second_median_and_counts_it_apart() {
+        // The simulator within the bound in both rows; the machine against
+        // itself within it in the first (+10%) and not the second (-40%).
+        let mut steady = row(&[100.0, 110.0, 90.0], &[120.0; 3]);
+        steady.native_again_ops_per_s = vec![110.0, 120.0, 100.0];
+        let mut drifting = row(&[100.0; 3], &[80.0; 3]);
+        drifting.native_again_ops_per_s = vec![60.0, 50.0, 70.0];
+        assert_eq!(control_error(&drifting).map(f64::round), Some(-40.0));
+        assert_eq!(control_error(&row(&[1.0], &[1.0])), None, "no control");
+        let mut check = on_base(vec![steady, drifting]);
+        check.control = true;
+        let text = render(&check, "rmap-storm crosscheck --control", "EPYC");
+        assert!(
+            text.contains("| error | 95% interval | native again | its error | other roles |"),
+            "{text}"
+        );
+        assert!(text.contains("Native again: the same seeds"), "{text}");
+        assert!(
+            text.contains("| +20% | +9..+33% | 110.0/s ±9% | +10% | - |"),
+            "{text}"
+        );
+        assert!(text.contains("| 60.0/s ±17% | -40% | - |"), "{text}");
+        assert!(
+            text.ends_with(
+                "\n2 of 2 rows within ±30%; the native side against itself within ±30% in 1.\n"
+            ),
+            "{text}"
+        );
+        // Without a control, neither the columns nor the count.
+        check.control = false;
+        let text = render(&check, "rmap-storm crosscheck", "EPYC");
+        assert!(!text.contains("native again") && !text.contains("against itself"));
     }
 
     #[test]

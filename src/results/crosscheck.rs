@@ -24,6 +24,9 @@ pub struct CrossCheck {
     /// With `recalibrated`: whether each repeat had a profile of its own
     /// (calibrated before its native run) rather than the row one.
     pub per_repeat: bool,
+    /// Whether every row's native side ran a second time, after its
+    /// simulated side (`crosscheck --control`).
+    pub control: bool,
     pub rows: Vec<CrossRow>,
 }
 
@@ -45,6 +48,9 @@ pub struct CrossRow {
     pub native_ops_per_s: Vec<f64>,
     /// The same on the simulator (per virtual second).
     pub sim_ops_per_s: Vec<f64>,
+    /// With a control: the scaled role's native ops/s again, the same seeds
+    /// run a second time after the simulated side; empty without.
+    pub native_again_ops_per_s: Vec<f64>,
     /// The model's other roles in the same runs, by name. The row's error
     /// is the scaled role's; these are shown beside it, since a world that
     /// grows differently on the two sides (longer walks, more direct
