@@ -239,48 +239,53 @@ fn a_recalibrated_row_shows_and_writes_the_profile_it_ran_on() {
     );
 }
 
+/// The quick cross-check with 3 repeats, `extra` and `--json`: its table
+/// and the JSON it wrote.
+fn three_repeats_with_json(extra: &[&str]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("check.json");
+    let mut args = extra.to_vec();
+    args.extend(["--repeats", "3", "--json", json.to_str().unwrap()]);
+    let out = bin(&quick(&args));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (text(&out.stdout), v)
+}
+
+/// The median of a JSON list of one figure per repeat, 3 repeats.
+fn median_of_three(side: &serde_json::Value) -> f64 {
+    let mut xs: Vec<f64> = side
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 3, "a figure per repeat: {side}");
+    xs.sort_by(f64::total_cmp);
+    xs[1]
+}
+
 /// `--json` holds every repeat's figures, both engines and every role,
 /// whose medians are the table's columns.
 #[test]
 fn json_holds_the_repeats_behind_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("check.json");
-    let out = bin(&quick(&[
-        "--repeats",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let table = text(&out.stdout);
+    let (table, v) = three_repeats_with_json(&[]);
     let cells = data_row(&table);
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let row = &v["rows"][0];
     assert_eq!(row["lock"], "rwsem");
     assert_eq!(row["seeds"], serde_json::json!([2, 3, 4]));
-    let median = |side: &serde_json::Value| {
-        let mut xs: Vec<f64> = side
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
-        assert_eq!(xs.len(), 3, "a figure per repeat: {side}");
-        xs.sort_by(f64::total_cmp);
-        xs[1]
-    };
     for (cell, side) in [
         (&cells[4], "native_ops_per_s"),
         (&cells[5], "sim_ops_per_s"),
     ] {
         assert_eq!(
             cell.split_whitespace().next().unwrap(),
-            fmt_rate(median(&row[side])),
+            fmt_rate(median_of_three(&row[side])),
             "{side}: {table}"
         );
     }
     for role in ["mprotect", "munmap"] {
-        median(&row["others"][role]["native_ops_per_s"]);
+        median_of_three(&row["others"][role]["native_ops_per_s"]);
     }
     assert_eq!(v["per_repeat"], false);
     assert_eq!(row["calibrated"], serde_json::json!([]));
@@ -292,35 +297,17 @@ fn json_holds_the_repeats_behind_the_table() {
 /// holds the second pass's repeats.
 #[test]
 fn a_control_shows_the_native_side_against_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("check.json");
-    let out = bin(&quick(&[
-        "--control",
-        "--repeats",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let table = text(&out.stdout);
+    let (table, v) = three_repeats_with_json(&["--control"]);
     assert!(
         table.contains("| 95% interval | native again | its error | other roles |"),
         "{table}"
     );
     let cells = data_row(&table);
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["control"], true);
-    let mut again: Vec<f64> = v["rows"][0]["native_again_ops_per_s"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert_eq!(again.len(), 3, "a second native run per repeat");
-    again.sort_by(f64::total_cmp);
+    let again = median_of_three(&v["rows"][0]["native_again_ops_per_s"]);
     assert_eq!(
         cells[8].split_whitespace().next().unwrap(),
-        fmt_rate(again[1]),
+        fmt_rate(again),
         "{table}"
     );
     let own = 100.0 * (rate(&cells[8]) / rate(&cells[4]) - 1.0);
